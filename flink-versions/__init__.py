@@ -1,0 +1,31 @@
+"""The Flink versions planlineage supports, one TOML description each (e.g. `1.20.toml`)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+
+
+@dataclass(frozen=True)
+class FlinkVersion:
+    minor: str  # "1.20": what users type
+    version: str  # "1.20.5": what is installed
+    requirements: tuple[str, ...]
+    batch_compiled_plan: bool
+
+
+def supported() -> dict[str, FlinkVersion]:
+    """Every described version, keyed by minor version, oldest first."""
+    found = {}
+    for entry in resources.files(__name__).iterdir():
+        if entry.name.endswith(".toml"):
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+            minor = entry.name[: -len(".toml")]
+            found[minor] = FlinkVersion(
+                minor=minor,
+                version=data["version"],
+                requirements=tuple(data["requirements"]),
+                batch_compiled_plan=bool(data["batch_compiled_plan"]),
+            )
+    return dict(sorted(found.items(), key=lambda item: tuple(int(p) for p in item[0].split("."))))

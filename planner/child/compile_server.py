@@ -1,0 +1,190 @@
+"""Compiles Flink SQL jobs into CompiledPlan JSON, inside one Flink version's virtualenv.
+
+Runs as a script with the version venv's own python, so it imports nothing but the standard
+library and py4j (the parent's dependencies are not installed there). It starts one JVM and then
+serves requests, one JSON object per line on stdin, one answer per line on stdout: a cold
+`extract` sends one request, a test module or a warm worker sends many to the same JVM. Every job
+gets a fresh TableEnvironment, so nothing it declares outlives it.
+
+Request:  {"id": .., "statements": [{"sql": .., "line": ..}], "jars": [..], "config": {..},
+           "batch": bool, "forced_stand_ins": [..]}
+Answer:   {"id": .., "ok": true, "plan": {..} | null, "tables": {"cat.db.t": {..}}, "kinds": [..]}
+       or {"id": .., "ok": false, "error": {"statement": i | null, "message": ..}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+
+
+def _root_cause(error: BaseException) -> str:
+    """Flink's own reason: the innermost Java cause, without the Java stack."""
+    java = getattr(error, "java_exception", None)
+    if java is None:
+        return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    messages = []
+    cause = java
+    seen = 0
+    while cause is not None and seen < 30:
+        text = cause.getMessage()
+        name = cause.getClass().getName()
+        messages.append((name, text))
+        nxt = cause.getCause()
+        cause = None if nxt is None or nxt.equals(cause) else nxt
+        seen += 1
+    # The top message names the failing statement's problem; the innermost names the cause.
+    top = messages[0][1] or messages[0][0]
+    inner_name, inner = messages[-1]
+    if len(messages) > 1 and inner and inner not in top:
+        return f"{top.strip()} Caused by: {inner_name}: {inner.strip()}"
+    if len(messages) > 1 and not inner:
+        return f"{top.strip()} Caused by: {inner_name}"
+    return top.strip()
+
+
+class Compiler:
+    def __init__(self, classpath: list[str], java_options: list[str], log_path: str | None):
+        from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
+
+        out = open(log_path, "a") if log_path else None  # noqa: SIM115 - lives as long as the JVM
+        port = launch_gateway(
+            classpath=os.pathsep.join(classpath),
+            javaopts=java_options,
+            die_on_exit=True,
+            redirect_stdout=out,
+            redirect_stderr=out,
+        )
+        self.gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_convert=True))
+        self.jvm = self.gateway.jvm
+
+    def compile(self, request: dict) -> dict:
+        jvm = self.jvm
+        statements = request["statements"]
+        config = jvm.java.util.HashMap()
+        for key, value in request.get("config", {}).items():
+            config.put(key, value)
+        forced = jvm.java.util.HashSet()
+        for name in request.get("forced_stand_ins", []):
+            forced.add(name)
+        try:
+            session = jvm.io.planlineage.standin.Session(bool(request.get("batch")), config, forced)
+        except Exception as error:  # the JVM refused the environment itself
+            return {"ok": False, "error": {"statement": None, "message": _root_cause(error)}}
+
+        for jar in request.get("jars", []):
+            try:
+                session.execute("ADD JAR '" + jar.replace("'", "''") + "'")
+            except Exception as error:
+                return {"ok": False, "error": {"statement": None, "jar": jar, "message": _root_cause(error)}}
+
+        kinds = []
+        sink_statement = []  # which statement each collected sink came from
+        for index, statement in enumerate(statements):
+            before = session.sinkCount()
+            try:
+                kinds.append(session.execute(statement["sql"]))
+            except Exception as error:
+                return {"ok": False, "error": {"statement": index, "message": _root_cause(error)}}
+            sink_statement.extend([index] * (session.sinkCount() - before))
+
+        plan = None
+        if sink_statement:
+            try:
+                plan = json.loads(session.compile())
+            except Exception as error:
+                return {"ok": False, "error": {"statement": self._blame(session, sink_statement),
+                                               "message": _root_cause(error)}}
+
+        tables = {}
+        for identifier in _table_identifiers(plan):
+            described = session.describeTable(*identifier)
+            if described != "null":
+                tables[".".join(identifier)] = json.loads(described)
+        return {"ok": True, "plan": plan, "tables": tables, "kinds": kinds}
+
+    @staticmethod
+    def _blame(session, sink_statement: list[int]) -> int | None:
+        """The first statement whose sink fails on its own (compiling alone is the only way to ask)."""
+        for position, index in enumerate(sink_statement):
+            try:
+                session.compileOne(position)
+            except Exception:
+                return index
+        return None
+
+
+def _table_identifiers(plan: dict | None) -> list[tuple[str, str, str]]:
+    """Every table a plan names, wherever a node embeds it."""
+    found: list[tuple[str, str, str]] = []
+
+    def visit(value):
+        if isinstance(value, dict):
+            identifier = value.get("identifier")
+            if isinstance(identifier, str) and "resolvedTable" in value or (
+                isinstance(identifier, str) and set(value) <= {"identifier", "resolvedTable"}
+            ):
+                parts = _split_identifier(identifier)
+                if parts and parts not in found:
+                    found.append(parts)
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+
+    visit(plan or {})
+    return found
+
+
+def _split_identifier(text: str) -> tuple[str, str, str] | None:
+    """`cat`.`db`.`t` (backticks doubled inside names) into its three parts."""
+    parts, current, i, quoted = [], [], 0, False
+    while i < len(text):
+        c = text[i]
+        if c == "`":
+            if quoted and i + 1 < len(text) and text[i + 1] == "`":
+                current.append("`")
+                i += 2
+                continue
+            quoted = not quoted
+        elif c == "." and not quoted:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(c)
+        i += 1
+    parts.append("".join(current))
+    return tuple(parts) if len(parts) == 3 else None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lib", required=True, help="the version's pyflink/lib folder")
+    parser.add_argument("--stand-in", required=True, help="the stand-in connector jar")
+    parser.add_argument("--log", default=None, help="where the JVM writes its output")
+    parser.add_argument("--java-option", action="append", default=[])
+    args = parser.parse_args()
+
+    classpath = sorted(glob.glob(os.path.join(args.lib, "*.jar"))) + [args.stand_in]
+    compiler = Compiler(classpath, args.java_option, args.log)
+    out = sys.stdout
+    print(json.dumps({"ready": True}), file=out, flush=True)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            answer = compiler.compile(request)
+        except Exception as error:  # a broken JVM connection: answer, then let the parent decide
+            answer = {"ok": False, "error": {"statement": None, "message": _root_cause(error)}}
+        answer["id"] = request.get("id")
+        print(json.dumps(answer), file=out, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

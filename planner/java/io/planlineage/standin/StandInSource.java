@@ -1,0 +1,96 @@
+package io.planlineage.standin;
+
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.flink.table.catalog.Column;
+import org.apache.flink.table.catalog.ResolvedSchema;
+import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.connector.source.LookupTableSource;
+import org.apache.flink.table.connector.source.ScanTableSource;
+import org.apache.flink.table.connector.source.abilities.SupportsReadingMetadata;
+import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.functions.LookupFunction;
+import org.apache.flink.table.types.DataType;
+
+/** A source that scans, looks up and reads metadata; it is planned, never run. */
+final class StandInSource implements ScanTableSource, LookupTableSource, SupportsReadingMetadata {
+
+    private final ResolvedSchema schema;
+    private final String changelogMode;
+    private final boolean bounded;
+
+    StandInSource(ResolvedSchema schema, String changelogMode, boolean bounded) {
+        this.schema = schema;
+        this.changelogMode = changelogMode;
+        this.bounded = bounded;
+    }
+
+    @Override
+    public ChangelogMode getChangelogMode() {
+        if ("all".equals(changelogMode)) {
+            return ChangelogMode.all();
+        }
+        if ("upsert".equals(changelogMode) && schema.getPrimaryKey().isPresent()) {
+            return ChangelogMode.upsert();
+        }
+        return ChangelogMode.insertOnly();
+    }
+
+    @Override
+    public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
+        // Asked for while planning (boundedness), turned into operators only when a job runs.
+        final boolean isBounded = bounded;
+        return new ScanRuntimeProvider() {
+            @Override
+            public boolean isBounded() {
+                return isBounded;
+            }
+        };
+    }
+
+    @Override
+    public LookupRuntimeProvider getLookupRuntimeProvider(LookupContext context) {
+        // The planner inspects the provider's type, so it must be a real lookup provider.
+        return LookupFunctionProvider.of(new NoRowsLookup());
+    }
+
+    @Override
+    public Map<String, DataType> listReadableMetadata() {
+        Map<String, DataType> keys = new LinkedHashMap<>();
+        for (Column column : schema.getColumns()) {
+            if (column instanceof Column.MetadataColumn) {
+                Column.MetadataColumn metadata = (Column.MetadataColumn) column;
+                keys.put(metadata.getMetadataKey().orElse(metadata.getName()), metadata.getDataType());
+            }
+        }
+        return keys;
+    }
+
+    @Override
+    public void applyReadableMetadata(List<String> metadataKeys, DataType producedDataType) {}
+
+    @Override
+    public DynamicTableSource copy() {
+        return new StandInSource(schema, changelogMode, bounded);
+    }
+
+    @Override
+    public String asSummaryString() {
+        return StandInTableFactory.IDENTIFIER;
+    }
+
+    static final class NoRowsLookup extends LookupFunction {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Collection<RowData> lookup(RowData keyRow) {
+            return Collections.emptyList();
+        }
+    }
+}

@@ -1,0 +1,258 @@
+"""Splits a Flink SQL script into statements and says what each one is.
+
+Done in Python, before any JVM starts, because a statement's line number must survive into error
+messages, `SET` must be normalised (the SQL client accepts `SET k = v`, Flink's parser only the
+quoted form), and the runtime mode must be known when the TableEnvironment is created.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Kind(str, Enum):
+    SET = "set"
+    RESET = "reset"
+    ADD_JAR = "add-jar"
+    INSERT = "insert"  # INSERT INTO / INSERT OVERWRITE / EXECUTE INSERT
+    STATEMENT_SET = "statement-set"  # EXECUTE STATEMENT SET BEGIN ... END
+    STATEMENT_SET_MARKER = "statement-set-marker"  # the SQL client's BEGIN STATEMENT SET; / END;
+    CTAS = "ctas"  # CREATE [OR REPLACE] TABLE ... AS query
+    QUERY = "query"  # SELECT, WITH, VALUES: not executed
+    INSPECT = "inspect"  # EXPLAIN, SHOW, DESCRIBE: not executed
+    DDL = "ddl"  # CREATE/ALTER/DROP, USE, LOAD/UNLOAD MODULE, ...
+
+
+#: Statements that never reach the planner: they would not change a job's lineage.
+NOT_EXECUTED = {Kind.QUERY, Kind.INSPECT, Kind.STATEMENT_SET_MARKER}
+#: Statements that declare sinks.
+SINKS = {Kind.INSERT, Kind.STATEMENT_SET, Kind.CTAS}
+
+
+@dataclass
+class Statement:
+    sql: str  # as written, comments and hints kept (hints matter)
+    line: int  # 1-based line of its first token
+    kind: Kind = Kind.DDL
+    words: list[str] = field(default_factory=list)  # leading keywords, upper-cased, comments removed
+    set_pair: tuple[str, str] | None = None  # for SET k = v
+
+    def for_planner(self) -> str:
+        """The text Flink's parser gets: `SET` in the quoted form it accepts."""
+        if self.kind is Kind.SET and self.set_pair:
+            key, value = self.set_pair
+            return f"SET '{_quote(key)}' = '{_quote(value)}'"
+        return self.sql
+
+
+class ScriptError(ValueError):
+    """The script cannot be split (an unterminated string or comment)."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def split(script: str) -> list[Statement]:
+    """Statements of a script, in order; empty and comment-only pieces are dropped."""
+    statements: list[Statement] = []
+    start = 0
+    i = 0
+    n = len(script)
+    code: list[str] = []  # the current statement without comments, to read its keywords
+    block = False  # inside EXECUTE STATEMENT SET BEGIN ... END, where ';' separates INSERTs
+    piece_start_code = 0  # where the current ';'-separated piece starts inside `code`
+    while i < n:
+        c = script[i]
+        if c in "'\"`":
+            end = _skip_quoted(script, i, c)
+            code.append(script[i:end])
+            i = end
+            continue
+        if script.startswith("--", i):
+            end = script.find("\n", i)
+            i = n if end < 0 else end
+            code.append(" ")
+            continue
+        if script.startswith("/*", i):
+            end = script.find("*/", i + 2)
+            if end < 0:
+                raise ScriptError("unterminated /* comment", _line_of(script, i))
+            hint = script.startswith("/*+", i)
+            code.append(script[i : end + 2] if hint else " ")
+            i = end + 2
+            continue
+        if c == ";":
+            text = "".join(code)
+            if not block and _is_statement_set_start(text):
+                block = True
+            if block:
+                piece = text[piece_start_code:].strip()
+                if piece.upper() == "END" or _ends_with_end(text):
+                    block = False
+                else:
+                    code.append(";")
+                    piece_start_code = len("".join(code))
+                    i += 1
+                    continue
+            _emit(statements, script, start, i, text)
+            code = []
+            piece_start_code = 0
+            i += 1
+            start = i
+            continue
+        code.append(c)
+        i += 1
+    _emit(statements, script, start, n, "".join(code))
+    return statements
+
+
+def _skip_quoted(script: str, i: int, quote: str) -> int:
+    j = i + 1
+    while True:
+        k = script.find(quote, j)
+        if k < 0:
+            kind = "identifier" if quote == "`" else "string"
+            raise ScriptError(f"unterminated {kind} starting with {quote}", _line_of(script, i))
+        if script.startswith(quote * 2, k):  # a doubled quote escapes itself
+            j = k + 2
+            continue
+        return k + 1
+
+
+def _line_of(script: str, index: int) -> int:
+    return script.count("\n", 0, index) + 1
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _leading_words(code: str, count: int = 8) -> list[str]:
+    words = []
+    for match in _WORD.finditer(code):
+        # Stop at the first thing that is not a bare keyword-like word separated by spaces.
+        words.append(match.group(0).upper())
+        if len(words) == count:
+            break
+    return words
+
+
+def _is_statement_set_start(code: str) -> bool:
+    return _leading_words(code, 4) == ["EXECUTE", "STATEMENT", "SET", "BEGIN"]
+
+
+def _ends_with_end(code: str) -> bool:
+    return re.search(r"(^|;)\s*END\s*$", code, flags=re.IGNORECASE) is not None
+
+
+def _emit(statements: list[Statement], script: str, start: int, end: int, code: str) -> None:
+    if not code.strip():
+        return
+    # The statement's line is that of its first code character, not of comments before it.
+    offset = start
+    while offset < end:
+        if script[offset].isspace():
+            offset += 1
+        elif script.startswith("--", offset):
+            nl = script.find("\n", offset)
+            offset = end if nl < 0 else nl
+        elif script.startswith("/*", offset) and not script.startswith("/*+", offset):
+            offset = script.find("*/", offset) + 2
+        else:
+            break
+    statement = Statement(sql=script[offset:end].strip(), line=_line_of(script, offset))
+    classify(statement, code)
+    statements.append(statement)
+
+
+_SET = re.compile(
+    r"""^\s*SET\s+(?:'(?P<qk>(?:[^']|'')*)'|(?P<k>[^\s=]+))\s*=\s*(?:'(?P<qv>(?:[^']|'')*)'|(?P<v>.*?))\s*$""",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def classify(statement: Statement, code: str | None = None) -> Statement:
+    """Sets `kind` (and `set_pair` for SET) from the statement's code."""
+    code = statement.sql if code is None else code
+    words = _leading_words(code)
+    statement.words = words
+    first = words[0] if words else ""
+    if first == "SET":
+        match = _SET.match(code.strip())
+        if match:
+            key = match.group("qk").replace("''", "'") if match.group("qk") is not None else match.group("k")
+            if match.group("qv") is not None:
+                value = match.group("qv").replace("''", "'")
+            else:
+                value = match.group("v")
+            statement.set_pair = (key, value)
+            statement.kind = Kind.SET
+        else:  # a bare SET lists the configuration: nothing to apply
+            statement.kind = Kind.INSPECT
+    elif first == "RESET":
+        statement.kind = Kind.RESET
+    elif words[:2] == ["ADD", "JAR"]:
+        statement.kind = Kind.ADD_JAR
+    elif first == "INSERT" or words[:2] == ["EXECUTE", "INSERT"]:
+        statement.kind = Kind.INSERT
+    elif words[:4] == ["EXECUTE", "STATEMENT", "SET", "BEGIN"]:
+        statement.kind = Kind.STATEMENT_SET
+    elif words[:3] == ["BEGIN", "STATEMENT", "SET"] or words == ["END"]:
+        statement.kind = Kind.STATEMENT_SET_MARKER
+    elif first in {"SELECT", "WITH", "VALUES"} or code.lstrip().startswith("("):
+        statement.kind = Kind.QUERY
+    elif first in {"EXPLAIN", "SHOW", "DESCRIBE", "DESC"}:
+        statement.kind = Kind.INSPECT
+    elif first in {"CREATE", "REPLACE"} and _is_table_as_select(code):
+        statement.kind = Kind.CTAS
+    else:
+        statement.kind = Kind.DDL
+    return statement
+
+
+def _is_table_as_select(code: str) -> bool:
+    """CREATE [OR REPLACE] [TEMPORARY] TABLE ... AS <query> at parenthesis depth 0."""
+    words = _leading_words(code, 5)
+    head = [w for w in words if w not in {"OR", "REPLACE", "TEMPORARY", "CREATE"}]
+    if not head or head[0] != "TABLE":
+        return False
+    depth = 0
+    i = 0
+    while i < len(code):
+        c = code[i]
+        if c in "'\"`":
+            i = _skip_quoted(code, i, c)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and code[i : i + 2].upper() == "AS" and (i == 0 or not code[i - 1].isalnum() and code[i - 1] != "_"):
+            after = code[i + 2 :]
+            if after[:1].isspace() or after[:1] == "(":
+                following = _leading_words(after, 1)
+                if following and following[0] in {"SELECT", "WITH", "VALUES", "TABLE"} or after.lstrip().startswith("("):
+                    return True
+        i += 1
+    return False
+
+
+def runtime_mode(statements: list[Statement]) -> str:
+    """`streaming` or `batch`: the last `execution.runtime-mode` the script sets."""
+    mode = "streaming"
+    for statement in statements:
+        if statement.kind is Kind.SET and statement.set_pair:
+            key, value = statement.set_pair
+            if key.strip() == "execution.runtime-mode":
+                mode = value.strip().lower()
+        elif statement.kind is Kind.RESET:
+            rest = statement.sql.strip()[len("RESET") :].strip().strip(";").strip().strip("'")
+            if rest in ("", "execution.runtime-mode"):
+                mode = "streaming"
+    return "batch" if mode == "batch" else "streaming"
