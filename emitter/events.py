@@ -1,0 +1,264 @@
+"""OpenLineage RunEvents built from a lineage document, with openlineage-python's own models.
+
+Job pairing
+-----------
+A submission with one sink is one OpenLineage job named ``<job name>``: its run id is the
+submission's run id, its inputs are the tables the sink reads and its outputs the sink's datasets.
+
+A submission with N sinks (a STATEMENT SET) is N child jobs named ``<job name>.<sink table>``,
+each carrying only its own inputs and outputs, plus the parent job ``<job name>``.  Reporting the
+whole submission as one job would make a backend connect every input to every output (N x M
+edges) although each INSERT only reads its own sources.
+
+The parent job also gets events, with the same event types, job-type and SQL facets as its
+children but **no inputs and no outputs**:
+
+* the children's ``parent`` run facet then points at a run the backend has actually seen, so
+  Marquez-like backends can group the children under the submission (as openlineage-spark does
+  with its application-level events) instead of inventing a placeholder parent;
+* a parent without datasets can never add an edge, so the graph stays exactly the per-sink one;
+* its events are consistent across the whole run (always empty), so no terminal event of the
+  parent ever wipes edges that it once drew.
+
+Every event of a run, terminal ones included, repeats the run's inputs, outputs and ``jobType``
+facet (Marquez rebuilds batch edges from terminal events and wipes them on an empty one).
+
+Child run ids are ``uuid5(parent run id, sink table)``: retries and later state events of the
+same submission reuse them without any stored mapping.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+from openlineage.client.facet_v2 import (
+    error_message_run,
+    job_type_job,
+    parent_run,
+    processing_engine_run,
+    schema_dataset,
+    sql_job,
+    symlinks_dataset,
+)
+from openlineage.client.serde import Serde
+from openlineage.client.uuid import generate_new_uuid
+
+from planlineage.document import Column, Dataset, JobLineage, SinkLineage
+
+#: The ``producer`` of every event and facet planlineage writes.
+PRODUCER = "https://github.com/planlineage/planlineage"
+
+EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT")
+TERMINAL_EVENT_TYPES = frozenset({"COMPLETE", "FAIL", "ABORT"})
+
+#: The integration name in the ``jobType`` facet, as openlineage-flink writes it.
+INTEGRATION = "FLINK"
+#: Bounds an error message kept in the ``errorMessage`` facet.
+MAX_ERROR_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One OpenLineage job of a submission: its name, run id and datasets."""
+
+    name: str
+    run_id: str
+    inputs: tuple[Dataset, ...] = ()
+    outputs: tuple[Dataset, ...] = ()
+    input_schemas: dict[tuple[str, str], list[Column]] = field(default_factory=dict, compare=False)
+    output_schemas: dict[tuple[str, str], list[Column]] = field(default_factory=dict, compare=False)
+    is_parent: bool = False
+    is_child: bool = False
+
+
+def new_run_id() -> str:
+    """A fresh run id (UUIDv7, time-ordered, as OpenLineage recommends)."""
+    return str(generate_new_uuid())
+
+
+def child_run_id(parent_run_id: str, sink_table: str) -> str:
+    """The run id of the child job for ``sink_table``: deterministic from the parent run id."""
+    return str(uuid.uuid5(uuid.UUID(parent_run_id), sink_table))
+
+
+def child_job_name(job_name: str, sink_table: str) -> str:
+    return f"{job_name}.{sink_table}"
+
+
+def utc_now_iso() -> str:
+    return format_time(datetime.now(timezone.utc))
+
+
+def format_time(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    text = moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z")
+
+
+def _dedupe(datasets: Iterable[tuple[Dataset, list[Column]]]) -> tuple[tuple[Dataset, ...], dict]:
+    seen: dict[tuple[str, str], Dataset] = {}
+    schemas: dict[tuple[str, str], list[Column]] = {}
+    for dataset, schema in datasets:
+        key = (dataset.namespace, dataset.name)
+        if not dataset.namespace or not dataset.name or key in seen:
+            continue
+        seen[key] = dataset
+        schemas[key] = list(schema)
+    return tuple(seen.values()), schemas
+
+
+def _group_sinks(lineage: JobLineage) -> dict[str, list[SinkLineage]]:
+    groups: dict[str, list[SinkLineage]] = {}
+    for sink in lineage.sinks:
+        groups.setdefault(sink.table, []).append(sink)
+    return groups
+
+
+def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJob]:
+    """The OpenLineage jobs of one submission, parent first (see the module docstring)."""
+    groups = _group_sinks(lineage)
+
+    def job_for(name: str, rid: str, sinks: list[SinkLineage], child: bool) -> PlannedJob:
+        inputs, in_schemas = _dedupe(
+            (ds, table.schema_) for sink in sinks for table in sink.inputs for ds in table.datasets
+        )
+        outputs, out_schemas = _dedupe((ds, sink.schema_) for sink in sinks for ds in sink.datasets)
+        return PlannedJob(name, rid, inputs, outputs, in_schemas, out_schemas, is_child=child)
+
+    if len(groups) <= 1:
+        sinks = next(iter(groups.values()), [])
+        return [job_for(job_name, run_id, sinks, False)]
+    jobs = [PlannedJob(job_name, run_id, is_parent=True)]
+    for table, sinks in groups.items():
+        jobs.append(
+            job_for(child_job_name(job_name, table), child_run_id(run_id, table), sinks, True)
+        )
+    return jobs
+
+
+def _dataset_facets(dataset: Dataset, schema: list[Column]) -> dict[str, Any]:
+    facets: dict[str, Any] = {}
+    if schema:
+        facets["schema"] = schema_dataset.SchemaDatasetFacet(
+            fields=[
+                schema_dataset.SchemaDatasetFacetFields(name=c.name, type=c.type) for c in schema
+            ],
+            producer=PRODUCER,
+        )
+    if dataset.symlinks:
+        facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(
+            identifiers=[
+                symlinks_dataset.Identifier(namespace=s.namespace, name=s.name, type=s.type)
+                for s in dataset.symlinks
+            ],
+            producer=PRODUCER,
+        )
+    return facets
+
+
+def build_events(
+    lineage: JobLineage,
+    *,
+    job_name: str,
+    job_namespace: str,
+    run_id: str,
+    event_type: str,
+    sql: str | None = None,
+    error: str | None = None,
+    event_time: str | datetime | None = None,
+) -> list[RunEvent]:
+    """All RunEvents of one state of a submission: parent first, then one per sink job.
+
+    ``sql`` must already be redacted by the caller; ``error`` (FAIL only) becomes the
+    ``errorMessage`` run facet of every job of the run.
+    """
+    event_type = event_type.upper()
+    if event_type not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {event_type!r}")
+    uuid.UUID(run_id)  # a clear error before openlineage-python's validator
+    if isinstance(event_time, datetime):
+        event_time = format_time(event_time)
+    event_time = event_time or utc_now_iso()
+
+    processing = "BATCH" if lineage.runtime_mode == "batch" else "STREAMING"
+    job_facets: dict[str, Any] = {
+        "jobType": job_type_job.JobTypeJobFacet(
+            processingType=processing, integration=INTEGRATION, jobType="SQL", producer=PRODUCER
+        )
+    }
+    if sql:
+        job_facets["sql"] = sql_job.SQLJobFacet(query=sql, dialect="flink", producer=PRODUCER)
+
+    base_run_facets: dict[str, Any] = {
+        "processing_engine": processing_engine_run.ProcessingEngineRunFacet(
+            version=lineage.flink_version or "unknown", name="flink", producer=PRODUCER
+        )
+    }
+    if event_type == "FAIL" and error:
+        base_run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
+            message=error[:MAX_ERROR_CHARS], programmingLanguage="JAVA", producer=PRODUCER
+        )
+
+    events = []
+    for planned in plan_jobs(lineage, job_name, run_id):
+        run_facets = dict(base_run_facets)
+        if planned.is_child:
+            run_facets["parent"] = parent_run.ParentRunFacet(
+                run=parent_run.Run(runId=run_id),
+                job=parent_run.Job(namespace=job_namespace, name=job_name),
+                root=parent_run.Root(
+                    run=parent_run.RootRun(runId=run_id),
+                    job=parent_run.RootJob(namespace=job_namespace, name=job_name),
+                ),
+                producer=PRODUCER,
+            )
+        events.append(
+            RunEvent(
+                eventType=RunState[event_type],
+                eventTime=event_time,
+                run=Run(runId=planned.run_id, facets=run_facets),
+                job=Job(namespace=job_namespace, name=planned.name, facets=dict(job_facets)),
+                inputs=[
+                    InputDataset(
+                        namespace=d.namespace,
+                        name=d.name,
+                        facets=_dataset_facets(d, planned.input_schemas.get((d.namespace, d.name), [])),
+                    )
+                    for d in planned.inputs
+                ],
+                outputs=[
+                    OutputDataset(
+                        namespace=d.namespace,
+                        name=d.name,
+                        facets=_dataset_facets(
+                            d, planned.output_schemas.get((d.namespace, d.name), [])
+                        ),
+                    )
+                    for d in planned.outputs
+                ],
+                producer=PRODUCER,
+            )
+        )
+    return events
+
+
+def to_dict(event: RunEvent) -> dict[str, Any]:
+    """The event as OpenLineage JSON (openlineage-python's serializer, nulls removed)."""
+    return Serde.to_dict(event)
+
+
+def to_json(event: RunEvent) -> str:
+    return Serde.to_json(event)
+
+
+def event_key(payload: dict[str, Any] | str) -> tuple[str, str, str]:
+    """``(runId, job name, eventType)`` of a serialized event."""
+    if isinstance(payload, str):
+        payload = json.loads(payload)
+    return (payload["run"]["runId"], payload["job"]["name"], payload["eventType"])

@@ -1,0 +1,202 @@
+"""Shape of the RunEvents built from a lineage document."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+
+import pytest
+from emitter_fixtures import COLS, hive_table, kafka, single_sink_lineage, sink, table, two_sink_lineage
+from gravitino_server import validate
+
+from planlineage.document import JobLineage
+from planlineage.emitter import events as ev
+
+RUN = "01900000-0000-7000-8000-000000000001"
+
+
+def build(lineage, event_type="START", **kw):
+    return [
+        ev.to_dict(e)
+        for e in ev.build_events(
+            lineage,
+            job_name=kw.pop("job_name", "orders-etl"),
+            job_namespace=kw.pop("job_namespace", "planlineage"),
+            run_id=kw.pop("run_id", RUN),
+            event_type=event_type,
+            sql=kw.pop("sql", "INSERT INTO x SELECT * FROM y"),
+            **kw,
+        )
+    ]
+
+
+def names(datasets):
+    return [(d["namespace"], d["name"]) for d in datasets]
+
+
+def test_single_sink_is_one_job_with_its_datasets_and_facets():
+    [event] = build(single_sink_lineage(), "START")
+    assert event["eventType"] == "START"
+    assert event["job"] == {
+        "namespace": "planlineage",
+        "name": "orders-etl",
+        "facets": event["job"]["facets"],
+    }
+    assert event["run"]["runId"] == RUN
+    assert "parent" not in event["run"]["facets"]
+    job_type = event["job"]["facets"]["jobType"]
+    assert (job_type["processingType"], job_type["integration"], job_type["jobType"]) == (
+        "STREAMING",
+        "FLINK",
+        "SQL",
+    )
+    assert event["job"]["facets"]["sql"]["query"] == "INSERT INTO x SELECT * FROM y"
+    engine = event["run"]["facets"]["processing_engine"]
+    assert (engine["name"], engine["version"]) == ("flink", "1.19.1")
+    assert names(event["inputs"]) == [("kafka://broker:9092", "orders")]
+    assert names(event["outputs"]) == [("hdfs://namenode:8020", "/warehouse/sales.db/orders_clean")]
+    out = event["outputs"][0]["facets"]
+    assert [f["name"] for f in out["schema"]["fields"]] == [c.name for c in COLS]
+    assert out["schema"]["fields"][1]["type"] == "DECIMAL(10, 2)"
+    assert out["symlinks"]["identifiers"] == [
+        {"namespace": "hive://metastore:9083", "name": "sales.orders_clean", "type": "TABLE"}
+    ]
+    assert "symlinks" not in event["inputs"][0]["facets"]
+    assert event["producer"] == ev.PRODUCER
+    assert event["schemaURL"].startswith("https://openlineage.io/spec/")
+    assert event["schemaURL"].endswith("RunEvent")
+    assert event["eventTime"].endswith("Z")
+    assert datetime.fromisoformat(event["eventTime"].replace("Z", "+00:00")).utcoffset().total_seconds() == 0
+    assert validate(event) is None  # what Gravitino 1.3.1+ checks
+
+
+def test_batch_runtime_mode_is_batch_processing():
+    [event] = build(single_sink_lineage("batch"))
+    assert event["job"]["facets"]["jobType"]["processingType"] == "BATCH"
+
+
+def test_multi_sink_yields_parent_plus_one_job_per_sink_with_only_its_own_datasets():
+    events = build(two_sink_lineage(), "START")
+    assert [e["job"]["name"] for e in events] == [
+        "orders-etl",
+        "orders-etl.hive.sales.orders_clean",
+        "orders-etl.hive.sales.payments_by_order",
+    ]
+    parent, first, second = events
+    assert parent["run"]["runId"] == RUN
+    assert parent["inputs"] == [] and parent["outputs"] == []
+    assert parent["job"]["facets"]["jobType"]["processingType"] == "STREAMING"
+    assert "parent" not in parent["run"]["facets"]
+
+    assert names(first["inputs"]) == [("kafka://broker:9092", "orders")]
+    assert names(first["outputs"]) == [("hdfs://namenode:8020", "/warehouse/sales.db/orders_clean")]
+    assert names(second["inputs"]) == [
+        ("kafka://broker:9092", "orders"),
+        ("kafka://broker:9092", "payments"),
+    ]
+    assert names(second["outputs"]) == [
+        ("hdfs://namenode:8020", "/warehouse/sales.db/payments_by_order")
+    ]
+    for child, table_name in ((first, "hive.sales.orders_clean"), (second, "hive.sales.payments_by_order")):
+        facet = child["run"]["facets"]["parent"]
+        assert facet["run"]["runId"] == RUN
+        assert (facet["job"]["namespace"], facet["job"]["name"]) == ("planlineage", "orders-etl")
+        assert facet["root"]["run"]["runId"] == RUN
+        assert child["run"]["runId"] == str(uuid.uuid5(uuid.UUID(RUN), table_name))
+        assert child["run"]["runId"] != RUN
+        assert validate(child) is None
+    # no N x M: the orders_clean job never mentions payments
+    assert ("kafka://broker:9092", "payments") not in names(first["inputs"])
+
+
+def test_child_run_ids_are_deterministic_across_events_and_calls():
+    start = build(two_sink_lineage(), "START")
+    later = build(two_sink_lineage(), "COMPLETE")
+    assert [e["run"]["runId"] for e in start] == [e["run"]["runId"] for e in later]
+    other = build(two_sink_lineage(), "START", run_id=str(uuid.uuid4()))
+    assert {e["run"]["runId"] for e in other[1:]}.isdisjoint({e["run"]["runId"] for e in start[1:]})
+    assert ev.child_run_id(RUN, "a.b.c") == ev.child_run_id(RUN, "a.b.c")
+
+
+def test_every_event_of_a_run_repeats_datasets_and_job_type():
+    lineage = two_sink_lineage("batch")
+    runs = {t: build(lineage, t, error="boom" if t == "FAIL" else None) for t in ev.EVENT_TYPES}
+
+    def shape(events):
+        return [
+            (e["job"]["name"], e["run"]["runId"], e["inputs"], e["outputs"], e["job"]["facets"]["jobType"])
+            for e in events
+        ]
+
+    reference = shape(runs["START"])
+    for event_type, events in runs.items():
+        assert shape(events) == reference, event_type
+        assert {e["eventType"] for e in events} == {event_type}
+
+
+def test_fail_carries_error_message_on_every_job_and_others_do_not():
+    for event in build(two_sink_lineage(), "FAIL", error="org.apache.flink.SomeException: boom"):
+        facet = event["run"]["facets"]["errorMessage"]
+        assert facet["message"] == "org.apache.flink.SomeException: boom"
+        assert facet["programmingLanguage"] == "JAVA"
+    for event in build(two_sink_lineage(), "COMPLETE", error="ignored"):
+        assert "errorMessage" not in event["run"]["facets"]
+
+
+def test_inputs_are_deduplicated_and_tables_without_datasets_are_not_datasets():
+    orders = table("c.d.orders", kafka("orders"))
+    orders_again = table("c.d.orders_view", kafka("orders"))
+    datagen = table("c.d.gen", connector="datagen")  # no dataset
+    lineage = JobLineage(
+        flink_version="1.20.0",
+        sinks=[
+            sink(
+                "c.d.out",
+                [hive_table("sales", "a"), hive_table("sales", "b"), hive_table("sales", "a")],
+                [orders, orders_again, datagen],
+            ),
+            sink("c.d.print", [], [orders]),  # a print sink: a job without outputs
+        ],
+    )
+    parent, out, printer = build(lineage)
+    assert names(out["inputs"]) == [("kafka://broker:9092", "orders")]
+    assert names(out["outputs"]) == [
+        ("hdfs://namenode:8020", "/warehouse/sales.db/a"),
+        ("hdfs://namenode:8020", "/warehouse/sales.db/b"),
+    ]
+    assert printer["outputs"] == [] and names(printer["inputs"]) == [("kafka://broker:9092", "orders")]
+
+
+def test_no_sink_is_a_single_job_without_datasets():
+    [event] = build(JobLineage(flink_version="1.19.1"))
+    assert event["job"]["name"] == "orders-etl" and event["inputs"] == [] and event["outputs"] == []
+
+
+def test_event_time_can_be_given_and_is_utc():
+    [event] = build(single_sink_lineage(), event_time="2026-01-02T03:04:05.678Z")
+    assert event["eventTime"] == "2026-01-02T03:04:05.678Z"
+    from datetime import timedelta, timezone
+
+    local = datetime(2026, 1, 2, 5, 4, 5, tzinfo=timezone(timedelta(hours=2)))
+    [event] = build(single_sink_lineage(), event_time=local)
+    assert event["eventTime"] == "2026-01-02T03:04:05.000Z"
+
+
+def test_rejects_unknown_event_type_and_bad_run_id():
+    with pytest.raises(ValueError):
+        build(single_sink_lineage(), "OTHER")
+    with pytest.raises(ValueError):
+        build(single_sink_lineage(), run_id="not-a-uuid")
+
+
+def test_events_are_library_models_and_serialize_to_json():
+    from openlineage.client.event_v2 import RunEvent
+
+    built = ev.build_events(
+        single_sink_lineage(), job_name="j", job_namespace="n", run_id=RUN, event_type="RUNNING"
+    )
+    assert all(isinstance(e, RunEvent) for e in built)
+    assert json.loads(ev.to_json(built[0]))["eventType"] == "RUNNING"
+    assert ev.event_key(ev.to_json(built[0])) == (RUN, "j", "RUNNING")
+    assert "sql" not in ev.to_dict(built[0])["job"]["facets"]  # no SQL given, no facet
