@@ -1,0 +1,163 @@
+"""Any OpenLineage HTTP backend (Marquez ``api/v1/lineage``, a collector…), over httpx.
+
+Mirrors openlineage-python's ``HttpTransport`` (``url`` + ``endpoint`` + bearer ``api_key``) but
+answers an :class:`~planlineage.emitter.transports.base.Outcome` instead of raising, and keeps its
+timeouts short and bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+from urllib.parse import urlsplit
+
+import httpx
+
+from planlineage.emitter.transports.base import (
+    Config,
+    Delivered,
+    Outcome,
+    Rejected,
+    RetryLater,
+    Transport,
+    TransportConfigError,
+    payload_text,
+    safe_address,
+    scrub,
+    server_message,
+    short,
+)
+
+RETRYABLE_STATUSES = frozenset({408, 425, 429})
+
+
+def classify(status: int) -> str:
+    """``delivered`` for 2xx, ``retry`` for 408/425/429/5xx, ``rejected`` for the rest."""
+    if 200 <= status < 300:
+        return "delivered"
+    if status in RETRYABLE_STATUSES or status >= 500:
+        return "retry"
+    return "rejected"
+
+
+def _check_url(url: str) -> str:
+    url = (url or "").strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TransportConfigError(f"not an http(s) address: {safe_address(url)}")
+    return url.rstrip("/")
+
+
+def _float(options: Mapping[str, Any], key: str, default: float) -> float:
+    value = options.get(key)
+    if value in (None, ""):
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TransportConfigError(f"{key} must be a number of seconds") from None
+    if number <= 0:
+        raise TransportConfigError(f"{key} must be positive")
+    return number
+
+
+@dataclass(repr=False)
+class HttpConfig(Config):
+    url: str
+    endpoint: str = "api/v1/lineage"
+    token: str | None = field(default=None, repr=False)
+    connect_timeout: float = 2.0
+    timeout: float = 5.0
+    accept: str = "application/json"
+    trust_env: bool = True
+
+    def __post_init__(self) -> None:
+        self.url = _check_url(self.url)
+        self.endpoint = (self.endpoint or "").strip().lstrip("/")
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any]) -> "HttpConfig":
+        url = options.get("url") or options.get("address")
+        if not url:
+            raise TransportConfigError("the http transport needs an address (url)")
+        return cls(
+            url=str(url),
+            endpoint=str(options.get("endpoint") or "api/v1/lineage"),
+            token=(options.get("token") or options.get("api_key")) or None,
+            connect_timeout=_float(options, "connect_timeout", 2.0),
+            timeout=_float(options, "timeout", 5.0),
+        )
+
+    def __repr__(self) -> str:  # no user info, no token
+        return f"{type(self).__name__}(url={safe_address(self.url)!r}, endpoint={self.endpoint!r})"
+
+    @property
+    def target(self) -> str:
+        return f"{self.url}/{self.endpoint}" if self.endpoint else self.url
+
+
+class HttpTransport(Transport):
+    kind: ClassVar[str] = "http"
+    config_class: ClassVar[type[Config]] = HttpConfig
+    backend: ClassVar[str] = "lineage backend"
+
+    def __init__(self, config: HttpConfig) -> None:
+        self.config = config
+        self._client: httpx.Client | None = None
+
+    def describe(self) -> str:
+        return f"{self.kind} {safe_address(self.config.url)}"
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": self.config.accept}
+        if self.config.token:
+            headers["Authorization"] = f"Bearer {self.config.token}"
+        return headers
+
+    def _timeout(self, limit: float | None) -> httpx.Timeout:
+        read = self.config.timeout
+        connect = self.config.connect_timeout
+        if limit is not None:
+            limit = max(limit, 0.05)
+            read, connect = min(read, limit), min(connect, limit)
+        return httpx.Timeout(read, connect=connect)
+
+    @property
+    def client(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(follow_redirects=False, trust_env=self.config.trust_env)
+        return self._client
+
+    def _say(self, text: str) -> str:
+        return short(scrub(text, self.config.token))
+
+    def send(self, payload: str | Mapping[str, Any], timeout: float | None = None) -> Outcome:
+        where = safe_address(self.config.url)
+        try:
+            response = self.client.post(
+                self.config.target,
+                content=payload_text(payload).encode("utf-8"),
+                headers=self.headers(),
+                timeout=self._timeout(timeout),
+            )
+        except httpx.TimeoutException:
+            return RetryLater(f"{self.backend} at {where} did not answer in time")
+        except httpx.TransportError as error:
+            detail = self._say(str(error)) or type(error).__name__
+            return RetryLater(f"{self.backend} at {where} unreachable: {detail}")
+        except Exception as error:  # never let a transport problem escape
+            return RetryLater(f"{self.backend} at {where}: {type(error).__name__}")
+        status = response.status_code
+        verdict = classify(status)
+        if verdict == "delivered":
+            return Delivered(status)
+        message = server_message(response.content, response.headers.get("content-type"))
+        detail = f": {self._say(message)}" if message else ""
+        if verdict == "retry":
+            return RetryLater(f"{self.backend} at {where} answered HTTP {status}{detail}", status)
+        return Rejected(f"{self.backend} at {where} rejected the event (HTTP {status}){detail}", status)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
