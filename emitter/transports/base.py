@@ -98,13 +98,14 @@ def scrub(text: str, *secrets: str | None) -> str:
     """Remove known secret values, then apply the project's redaction when it is installed."""
     for secret in secrets:
         if secret:
-            text = text.replace(secret, "***")
+            text = text.replace(secret, "******")
     try:
         from planlineage.registry import secrets as redaction  # lazy: another engineer's module
     except ImportError:
         return text
+    known = {f"token{i}": secret for i, secret in enumerate(secrets) if secret}
     try:
-        return redaction.redact_text(text, {})
+        return redaction.redact_text(text, known)
     except Exception:  # redaction must never make a lineage problem worse
         return text
 

@@ -1,0 +1,251 @@
+"""The embedded state store: one SQLite file under ``$PLANLINEAGE_HOME``.
+
+* Location: ``$PLANLINEAGE_HOME/state.db``, default ``platformdirs.user_data_dir("planlineage")``.
+* Created only by a write (:meth:`Store.write`); a read of a store that does not exist answers
+  the caller's default and creates nothing (no folder, no file).
+* Safe under concurrent processes: WAL journal, a busy timeout, one short transaction per
+  operation (``BEGIN IMMEDIATE`` for writes, so read-modify-write sequences are serialized).
+* The file is private (0600 in a 0700 folder): it holds the lineage token.
+* A corrupt file never crashes a caller: the operation logs one line, moves the file (and its
+  ``-wal``/``-shm``) aside as ``state.db.corrupt-<timestamp>`` and runs once more on a fresh file
+  (a read answers its default instead).
+
+Tables
+------
+``settings(key, value, updated)``
+``runs(app_id → run_id, job_name, namespace, lineage JSON, sql, platform_state, last_event,
+pending JSON, created, updated)`` — the current run of each platform application.
+``outbox(id, run_id, seq, event_type, job_name, payload JSON, status pending|rejected, attempts,
+last_error, created, claimed_by, claim_until)`` with ``UNIQUE(run_id, job_name, event_type)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, TypeVar
+
+log = logging.getLogger("planlineage.emitter")
+
+DB_NAME = "state.db"
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS settings (
+    key     TEXT PRIMARY KEY,
+    value   TEXT NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    app_id         TEXT PRIMARY KEY,
+    run_id         TEXT NOT NULL,
+    job_name       TEXT NOT NULL,
+    namespace      TEXT NOT NULL,
+    lineage        TEXT,
+    sql            TEXT,
+    platform_state TEXT,
+    last_event     TEXT,
+    pending        TEXT NOT NULL DEFAULT '[]',
+    created        TEXT NOT NULL,
+    updated        TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id      TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    event_type  TEXT NOT NULL,
+    job_name    TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    status      TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'rejected')),
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    last_error  TEXT,
+    created     TEXT NOT NULL,
+    claimed_by  TEXT,
+    claim_until REAL,
+    UNIQUE (run_id, job_name, event_type)
+);
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, id);
+CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id, seq);
+"""
+
+_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+class StoreError(Exception):
+    """The state store cannot be used (message is one secret-free line)."""
+
+
+def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    configured = env.get("PLANLINEAGE_HOME")
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("planlineage"))
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _is_corruption(error: sqlite3.DatabaseError) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None and (code & 0xFF) in _CORRUPT_CODES:
+        return True
+    text = str(error).lower()
+    return "file is not a database" in text or "malformed" in text
+
+
+class Store:
+    """The state database; every operation is one short transaction on its own connection."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = 10.0):
+        self.path = Path(path) if path is not None else home_dir() / DB_NAME
+        self.busy_timeout = busy_timeout
+
+    @classmethod
+    def default(cls) -> "Store":
+        return cls()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _create_file(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not self.path.exists():
+            fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+
+    def _connect(self, write: bool) -> sqlite3.Connection:
+        if write:
+            self._create_file()
+            target, uri = str(self.path), False
+        else:
+            target, uri = f"file:{self.path}?mode=rw", True
+        conn = sqlite3.connect(
+            target, timeout=self.busy_timeout, isolation_level=None, uri=uri, check_same_thread=False
+        )
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            if write:
+                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            else:
+                conn.execute("PRAGMA schema_version").fetchone()  # reads the header: NOTADB early
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    def _ensure_schema(conn: sqlite3.Connection) -> None:
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _quarantine(self, identity: tuple[int, int] | None, error: Exception) -> None:
+        """Move a corrupt file aside, unless another process already replaced it."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return
+        if identity is not None and (stat.st_dev, stat.st_ino) != identity:
+            return  # someone else already moved the corrupt file aside
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        moved = None
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{self.path}{suffix}")
+            try:
+                source.rename(f"{self.path}.corrupt-{stamp}{suffix}")
+                moved = moved or f"{self.path.name}.corrupt-{stamp}"
+            except FileNotFoundError:
+                continue
+            except OSError:
+                continue
+        log.warning(
+            "planlineage: state database %s is corrupt (%s); moved aside as %s, starting fresh",
+            self.path,
+            type(error).__name__,
+            moved or "?",
+        )
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return (stat.st_dev, stat.st_ino)
+
+    def _run(self, fn: Callable[[sqlite3.Connection], T], write: bool, default: Any) -> T:
+        for attempt in (1, 2):
+            if not write and not self.exists():
+                return default
+            identity = self._identity()
+            try:
+                conn = self._connect(write)
+                try:
+                    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                    try:
+                        if write:
+                            self._ensure_schema(conn)
+                        result = fn(conn)
+                        conn.execute("COMMIT")
+                        return result
+                    except BaseException:
+                        if conn.in_transaction:
+                            try:
+                                conn.execute("ROLLBACK")
+                            except sqlite3.Error:
+                                pass
+                        raise
+                finally:
+                    conn.close()
+            except sqlite3.DatabaseError as error:
+                if _is_corruption(error) and attempt == 1:
+                    self._quarantine(identity, error)
+                    continue
+                if not write and "no such table" in str(error):
+                    return default
+                raise StoreError(f"state database {self.path}: {error}") from None
+            except OSError as error:
+                raise StoreError(f"state database {self.path}: {error.strerror or error}") from None
+        raise StoreError(f"state database {self.path} stays unusable")  # pragma: no cover
+
+    def read(self, fn: Callable[[sqlite3.Connection], T], default: Any = None) -> T:
+        """Run ``fn(conn)`` in a read transaction; ``default`` when there is no store."""
+        return self._run(fn, write=False, default=default)
+
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction, creating the store if needed."""
+        return self._run(fn, write=True, default=None)
+
+    # -- small conveniences ----------------------------------------------------------------
+
+    def rows(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+        """A read-only query as dicts (for diagnostics and tests); [] without a store."""
+        return self.read(lambda c: [dict(r) for r in c.execute(sql, params)], default=[])
+
+    def journal_mode(self) -> str | None:
+        return self.read(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0])
+
+
+def lease_clock() -> float:
+    """The clock claims are measured with (wall clock: shared between processes)."""
+    return time.time()
