@@ -1,0 +1,208 @@
+"""The one place that decides what is a secret and how it is hidden.
+
+A Flink plan carries every table option in clear text (passwords, `properties.sasl.jaas.config`,
+URLs with `user:password@`). Every output path of the tool (lineage events, logs, stdout, the
+state store, error messages) goes through this module, so that one fix here fixes them all.
+
+- `is_secret_key(key)`: is an option's value a secret (by its key)?
+- `redact_options(options)`: a copy safe to print; secret values -> "******", URLs de-credentialed.
+- `redact_url(url)`: mask `user:pw@`, `password=`/`user=` parameters and Oracle `user/pw@`.
+- `redact_text(text, options)`: mask every secret value of `options` (also in its SQL-, JSON- and
+  URL-escaped spellings), URL credentials and `'secret-key' = '...'` pairs in free text.
+- `strip_credentials(value)`: remove (not mask) credentials; for dataset namespaces and names,
+  where a mask would become part of an identity.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Mapping
+from urllib.parse import quote, quote_plus
+
+MASK = "******"
+
+# Substrings of an option key (lower-cased) that make its value a secret.
+_SECRET_KEY_PARTS = (
+    "password",
+    "passwd",
+    "secret",  # secret, secret-key, client-secret, secret.access.key
+    "token",  # token, session-token, bearer-auth.token
+    "credential",  # credentials, credential-file
+    "private-key",
+    "private_key",
+    "privatekey",
+    "private.key",
+    "access-key",
+    "access_key",
+    "accesskey",
+    "access.key",
+    "api-key",
+    "api_key",
+    "apikey",
+    "api.key",
+    "jaas",  # properties.sasl.jaas.config carries the password inline
+    "user-info",  # schema registry basic-auth user-info is "user:password"
+    "user.info",
+    "userinfo",
+    "connection-string",  # Azure connection strings embed AccountKey
+    "connection.string",
+    "connectionstring",
+    "authorization",
+    "sas-token",
+    "signature",
+)
+# Whole dot/dash-separated segments that are secrets on their own (too short to match as parts).
+_SECRET_KEY_SEGMENTS = {"pwd", "pass", "sas", "key"}
+# Segments that are not secrets even though a segment rule would match them.
+_NOT_SECRET_KEYS = {"key.format", "key.fields", "key.fields-prefix", "key.type"}
+
+
+def is_secret_key(key: str) -> bool:
+    k = key.strip().lower()
+    if k in _NOT_SECRET_KEYS or k.startswith("key."):
+        return False
+    if any(part in k for part in _SECRET_KEY_PARTS):
+        return True
+    last = re.split(r"[.]", k)[-1]
+    return last in _SECRET_KEY_SEGMENTS
+
+
+# --- URLs -------------------------------------------------------------------------------------------
+
+# userinfo right after `//` or after a `,` in a multi-host authority.
+_USERINFO = re.compile(r"(?P<lead>//|,)(?P<userinfo>[^/?#@\s,'\"]+)@")
+# A userinfo without ':' is a token only on web schemes (https://TOKEN@host); elsewhere it is a
+# name, e.g. abfss://container@account, and must stay.
+_TOKEN_USERINFO = re.compile(r"(?i)\b(?P<lead>(?:https?|ftps?|wss?|git)://)(?P<token>[^/?#@\s:'\"]+)@")
+# Oracle thin/oci: jdbc:oracle:thin:user/password@host
+_ORACLE_USER_PW = re.compile(r"(?i)(?P<lead>oracle:[a-z0-9]+:)(?P<user>[^/@:\s'\"]+)/(?P<pw>[^@\s'\"]+)@")
+# key=value parameters (query, `;` params, MySQL `(password=..)`, key=value lists)
+_PARAM = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9_.\-]*)=(?P<value>\{[^}]*\}|[^&;,()\s'\"?#]*)")
+_USER_PARAM_KEYS = {"user", "username"}
+
+
+def _secret_param(key: str, users_too: bool = True) -> bool:
+    k = key.lower()
+    return (users_too and k in _USER_PARAM_KEYS) or is_secret_key(k)
+
+
+def redact_url(url: str) -> str:
+    """Mask credentials in a URL, keeping its shape (for display, logs and errors)."""
+
+    def userinfo(m: re.Match) -> str:
+        user, sep, _ = m["userinfo"].partition(":")
+        return f"{m['lead']}{user}:{MASK}@" if sep else m.group(0)
+
+    out = _ORACLE_USER_PW.sub(lambda m: f"{m['lead']}{m['user']}/{MASK}@", url)
+    out = _USERINFO.sub(userinfo, out)
+    out = _TOKEN_USERINFO.sub(lambda m: f"{m['lead']}{MASK}@", out)
+    return _PARAM.sub(lambda m: f"{m['key']}={MASK}" if _secret_param(m["key"]) else m.group(0), out)
+
+
+def _is_secret_pair(pair: str) -> bool:
+    key, sep, _ = pair.partition("=")
+    return bool(sep) and _secret_param(key.strip())
+
+
+def strip_credentials(value: str) -> str:
+    """Remove credentials outright (used on dataset namespaces/names, never masked into them)."""
+    out = _ORACLE_USER_PW.sub(lambda m: m["lead"] + "@", value)
+    out = _USERINFO.sub(lambda m: m["lead"] if ":" in m["userinfo"] else m.group(0), out)
+    out = _TOKEN_USERINFO.sub(lambda m: m["lead"], out)
+    base, question, query = out.partition("?")
+    if question:
+        kept = [p for p in query.split("&") if not _is_secret_pair(p)]
+        out = base + ("?" + "&".join(kept) if kept else "")
+    # ;key=value (SQL Server style, values may be {braced}) and (key=value) (MySQL address form)
+    out = re.sub(r";([^;=]+)=(\{[^}]*\}|[^;]*)", lambda m: "" if _secret_param(m[1]) else m.group(0), out)
+    return re.sub(r"\(([^()=]+)=([^()]*)\)", lambda m: "" if _secret_param(m[1]) else m.group(0), out)
+
+
+# --- options ------------------------------------------------------------------------------------------
+
+
+def redact_options(options: Mapping[str, str]) -> dict[str, str]:
+    redacted: dict[str, str] = {}
+    for key, value in options.items():
+        if is_secret_key(key):
+            redacted[key] = MASK
+        elif isinstance(value, str):
+            redacted[key] = redact_url(value)
+        else:
+            redacted[key] = value
+    return redacted
+
+
+_JAAS_INNER = re.compile(r"""(?i)\b(?:password|secret|token|apikey|api_key)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s;]+))""")
+
+
+def secret_values(options: Mapping[str, str]) -> list[str]:
+    """Every secret string of `options`, with the inner passwords of JAAS-style values, longest
+    first (so that a value containing another is masked whole)."""
+    found: set[str] = set()
+    for key, value in options.items():
+        if not isinstance(value, str) or not value:
+            continue
+        if is_secret_key(key):
+            found.add(value)
+            for m in _JAAS_INNER.finditer(value):
+                inner = next(g for g in m.groups() if g is not None)
+                if inner:
+                    found.add(inner)
+        # passwords embedded in URL-valued options
+        for m in _USERINFO.finditer(value):
+            _, sep, pw = m["userinfo"].partition(":")
+            if sep and pw:
+                found.add(pw)
+        for m in _ORACLE_USER_PW.finditer(value):
+            found.add(m["pw"])
+        for m in _PARAM.finditer(value):
+            if _secret_param(m["key"]) and m["key"].lower() not in _USER_PARAM_KEYS and m["value"]:
+                found.add(m["value"])
+    return sorted(found, key=len, reverse=True)
+
+
+def _spellings(secret: str) -> list[str]:
+    """How a secret may appear in text: raw, SQL-quoted (' doubled), JSON-escaped, URL-encoded."""
+    forms = {
+        secret,
+        secret.replace("'", "''"),
+        json.dumps(secret)[1:-1],
+        quote(secret, safe=""),
+        quote_plus(secret, safe=""),
+        quote(secret, safe="/:"),
+    }
+    return sorted((f for f in forms if f), key=len, reverse=True)
+
+
+_URL_IN_TEXT = re.compile(r"(?i)\b(?:jdbc:)?[a-z][a-z0-9+.\-]*:(?:[a-z0-9]+:)*//[^\s'\"`<>]+")
+# 'key' = 'value' (SQL WITH clauses), 'key': 'value' (Python reprs), "key": "value" (JSON)
+_QUOTED_PAIR = re.compile(
+    r"""(?P<k>(?P<q>['"])(?P<key>[^'"\n]{1,200})(?P=q)\s*[=:]\s*)(?P<vq>['"])(?P<v>(?:(?!(?P=vq)).|(?P=vq)(?P=vq)|\\.)*)(?P=vq)"""
+)
+
+
+def redact_text(text: str, options: Mapping[str, str] | None = None) -> str:
+    """Mask every secret that could be in free text: SQL, a log line, an error message."""
+    if not text:
+        return text
+    out = text
+    for secret in secret_values(options or {}):
+        for form in _spellings(secret):
+            if len(form) < 3:
+                # a one- or two-character secret is masked only as a whole word, so as not to
+                # shred the text; it stays masked wherever it stands alone.
+                out = re.sub(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])", MASK, out)
+            else:
+                out = out.replace(form, MASK)
+    # secret-looking pairs of any table or config, whatever options we were given
+    out = _QUOTED_PAIR.sub(
+        lambda m: f"{m['k']}{m['vq']}{MASK}{m['vq']}" if is_secret_key(m["key"]) else m.group(0), out
+    )
+    out = _PARAM.sub(
+        lambda m: f"{m['key']}={MASK}" if m["value"] and _secret_param(m["key"], users_too=False) else m.group(0),
+        out,
+    )
+    out = _ORACLE_USER_PW.sub(lambda m: f"{m['lead']}{m['user']}/{MASK}@", out)
+    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), out)
