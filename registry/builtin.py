@@ -1,0 +1,32 @@
+"""The built-in identity rules: exactly the table of /work/shared/naming.md, nothing guessed.
+
+A connector missing from this table gets no dataset and a warning (identity.py): a plausible
+generic rule would produce strings no other producer emits, i.e. silent duplicate nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from . import cdc, filesystem, jdbc, kafka
+from .outcome import Outcome
+
+Rule = Callable[[Mapping[str, str], str], Outcome]
+
+
+def _no_physical_dataset(options: Mapping[str, str], connector: str) -> Outcome:
+    # Generated or discarded rows: the table takes part in the job but stands for no data at rest.
+    return Outcome(by_design_none=True)
+
+
+BUILTIN_RULES: dict[str, Rule] = {
+    "kafka": kafka.rule,
+    "upsert-kafka": kafka.rule,
+    "jdbc": jdbc.rule,
+    **{name: cdc.rule for name in cdc.CONNECTORS},
+    "filesystem": filesystem.rule,
+    "hudi": filesystem.rule,
+    "datagen": _no_physical_dataset,
+    "print": _no_physical_dataset,
+    "blackhole": _no_physical_dataset,
+}
