@@ -1,0 +1,113 @@
+"""resolve(): one Flink table's options -> its OpenLineage datasets and warnings.
+
+Order of work: pick the rule (user rule, else built-in, else warn) -> physical (namespace, name)
+pairs -> credentials can never survive into them -> namespace resolvers -> shape by profile
+(symlinks) -> every warning prefixed `table <identifier>: ` and redacted.
+
+Profiles:
+
+- `openlineage` (default): the physical datasets; each carries one TABLE symlink
+  `{namespace: <its namespace>, name: <catalog.database.table>}` when the table is known, like
+  openlineage-flink's Kafka visitor.
+- `gravitino`: one logical dataset `namespace = <metalake>`, `name = <catalog.database.table>`,
+  as Gravitino's OpenLineage Spark plugin names datasets (apache/gravitino
+  docs/lineage/gravitino-spark-lineage.md: "transforms the Gravitino metalake name into the
+  dataset namespace", name `${catalog}.${schema}.${table}`; GravitinoUtils in OpenLineage PRs
+  #4179/#4214 builds the same `DatasetIdentifier(catalog.schema.table, metalake)`). That code
+  keeps no symlinks at all; naming.md asks us to keep the physical address, and we do so with
+  symlink type `LOCATION`: the type openlineage-java's SymlinkType offers for a physical location
+  and the one OpenLineage's Hive hook uses for exactly this shape (logical table as the dataset,
+  storage location as a LOCATION symlink). A TABLE symlink to itself would add nothing, so there
+  is none. The logical dataset is emitted even when no physical dataset could be resolved (the
+  warning says why), except for connectors with no data at rest (datagen, print, blackhole).
+  Namespace resolvers apply to the physical symlinks only: the metalake is a name, not a host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from planlineage.document import Dataset, Symlink
+
+from .builtin import BUILTIN_RULES
+from .config import IdentityConfig
+from .outcome import MissingOption, Outcome
+from .resolvers import resolve_namespace
+from .secrets import redact_text, secret_values, strip_credentials
+
+_DEFAULT = IdentityConfig()
+
+
+@dataclass
+class Resolution:
+    datasets: list[Dataset] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _run_rule(options: Mapping[str, str], table: str, connector: str | None, config: IdentityConfig) -> Outcome:
+    if not connector:
+        return Outcome(warnings=["no 'connector' option, so no identity rule applies"])
+    try:
+        user_rule = config.rules.get(connector)
+        if user_rule is not None:
+            return user_rule(options, connector, table)
+        builtin = BUILTIN_RULES.get(connector)
+        if builtin is None:
+            return Outcome(warnings=[f"no identity rule for connector '{connector}'"])
+        return builtin(options, connector)
+    except MissingOption as exc:
+        return Outcome(warnings=[str(exc)])
+
+
+def _clean(namespace: str, name: str, secrets: list[str], warnings: list[str]) -> tuple[str, str] | None:
+    """No credential may be part of an identity, whatever a ported rule would have emitted."""
+    clean_ns, clean_name = strip_credentials(namespace), strip_credentials(name)
+    if (clean_ns, clean_name) != (namespace, name):
+        warnings.append("credentials removed from the dataset identity")
+    if any(s in clean_ns or s in clean_name for s in secrets if len(s) >= 3):
+        warnings.append("the dataset identity would contain a secret option value; no dataset")
+        return None
+    return clean_ns, clean_name
+
+
+def resolve(
+    options: Mapping[str, str],
+    table: str = "",
+    connector: str | None = None,
+    config: IdentityConfig | None = None,
+) -> Resolution:
+    config = config or _DEFAULT
+    options = {str(k): ("" if v is None else str(v)) for k, v in (options or {}).items()}
+    connector = connector if connector is not None else options.get("connector")
+    table = table or ""
+
+    outcome = _run_rule(options, table, connector, config)
+    warnings = list(outcome.warnings)
+    secrets = secret_values(options)
+
+    physical: list[tuple[str, str]] = []
+    for namespace, name in outcome.datasets:
+        cleaned = _clean(namespace, name, secrets, warnings)
+        if cleaned is None:
+            continue
+        pair = (resolve_namespace(list(config.resolvers), cleaned[0]), cleaned[1])
+        if pair not in physical:
+            physical.append(pair)
+
+    if config.profile == "gravitino":
+        datasets: list[Dataset] = []
+        if not outcome.by_design_none:
+            if table:
+                links = [Symlink(namespace=ns, name=n, type="LOCATION") for ns, n in physical]
+                datasets.append(Dataset(namespace=config.metalake or "", name=table, symlinks=links))
+            else:
+                warnings.append("the gravitino profile names a dataset by its table identifier, and none was given; no dataset")
+    else:
+        datasets = [
+            Dataset(namespace=ns, name=n, symlinks=[Symlink(namespace=ns, name=table, type="TABLE")] if table else [])
+            for ns, n in physical
+        ]
+
+    label = table or "(unnamed)"
+    return Resolution(datasets, [redact_text(f"table {label}: {w}", options) for w in warnings])
