@@ -114,14 +114,12 @@ def _use(table: dict, node: dict) -> TableUse:
 def effective_options(use: TableUse, catalog_options: dict[str, str] | None) -> dict[str, str]:
     """The options the job really runs the table with: hints applied, stand-in undone.
 
-    Permanent tables carry their options in the plan with hints already merged; temporary tables
-    carry none, so their options come from the catalog and the hints from the node.
+    Permanent tables carry their options in the plan, temporary tables carry none (their options
+    come from the catalog). Hints are applied from the node's description in both cases: 1.x plans
+    do not merge a sink's hints into its options.
     """
-    if use.plan_options is not None:
-        options = dict(use.plan_options)
-    else:
-        options = dict(catalog_options or {})
-        options.update(use.hint_options)
+    options = dict(use.plan_options if use.plan_options is not None else catalog_options or {})
+    options.update(use.hint_options)
     if options.get("connector") == STAND_IN and ORIGINAL_CONNECTOR in options:
         options["connector"] = options[ORIGINAL_CONNECTOR]
     options.pop(ORIGINAL_CONNECTOR, None)

@@ -1,0 +1,3 @@
+from planlineage.main import main
+
+raise SystemExit(main())

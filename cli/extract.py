@@ -1,0 +1,123 @@
+"""From a Flink SQL script to its lineage document: split, compile, walk, name.
+
+SQL -> planner (a child in the version's venv) -> plan JSON -> walk -> registry -> JobLineage.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import nullcontext
+from pathlib import Path
+
+from planlineage.document import Column, JobLineage, SinkLineage, TableLineage
+from planlineage.planner import script as sql_script
+from planlineage.planner.compiler import Planner, PlannerError
+from planlineage.planner.request import build_request
+from planlineage.planner.provision import ProvisionError, ensure
+from planlineage.planner.walk import TableUse, effective_options, sink_inputs
+from planlineage.registry import IdentityConfig, resolve
+from planlineage.registry.secrets import redact_text
+
+class ExtractError(Exception):
+    """The script cannot be compiled. The message names the statement, its line and the reason."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
+def extract(
+    script: str,
+    flink_version: str | None = None,
+    jars: list[str] | None = None,
+    identity: IdentityConfig | None = None,
+    planner: Planner | None = None,
+    timeout: float = 300.0,
+) -> JobLineage:
+    """The lineage of one job. Raises ExtractError (bad script) or ProvisionError/PlannerError."""
+    jars = list(jars or [])
+    for jar in jars:
+        if not Path(jar).is_file():
+            raise ExtractError(f"jar {jar} does not exist: pass the path of a readable jar file with --jar.")
+    try:
+        statements = sql_script.split(script)
+    except sql_script.ScriptError as error:
+        raise ExtractError(f"the script cannot be read: {error}", error.line) from None
+    provisioned = planner.provisioned if planner else ensure(flink_version)
+    request, sent, mode = build_request(statements, provisioned, jars)
+    secrets = script_options(script)
+    if not any(s.kind in sql_script.SINKS for s in sent):
+        return JobLineage(flink_version=provisioned.flink.version, runtime_mode=mode)
+
+    with (nullcontext(planner) if planner else Planner(provisioned)) as running:
+        answer = running.compile(request, timeout=timeout)
+    if not answer.get("ok"):
+        raise _compile_error(answer.get("error") or {}, sent, secrets)
+
+    tables = answer.get("tables") or {}
+    warnings: list[str] = []
+    sinks = []
+    for pairing in sink_inputs(answer.get("plan") or {}):
+        sink = _table_lineage(pairing.sink, tables, identity, warnings)
+        inputs = [_table_lineage(use, tables, identity, warnings) for use in pairing.inputs]
+        sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
+    return JobLineage(
+        flink_version=provisioned.flink.version,
+        runtime_mode=mode,
+        sinks=sinks,
+        warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
+    )
+
+
+def _table_lineage(use: TableUse, tables: dict, identity: IdentityConfig | None, warnings: list[str]) -> TableLineage:
+    described = tables.get(use.identifier) or {}
+    options = effective_options(use, described.get("options"))
+    resolution = resolve(options, table=use.identifier, config=identity)
+    warnings.extend(resolution.warnings)
+    columns = [Column(name=c["name"], type=c["type"]) for c in described.get("columns", [])
+               if c.get("kind") != "computed"]
+    return TableLineage(table=use.identifier, connector=options.get("connector"),
+                        datasets=resolution.datasets, schema=columns)
+
+
+_OPTION_PAIR = re.compile(r"'((?:[^']|'')*)'\s*=\s*'((?:[^']|'')*)'")
+
+
+def script_options(script: str) -> dict[str, str]:
+    """Every `'key' = 'value'` pair a script writes, so that error text can be redacted."""
+    found: dict[str, str] = {}
+    for index, (key, value) in enumerate(_OPTION_PAIR.findall(script)):
+        key = key.replace("''", "'")
+        # Keys repeat across tables; keep each value (the redactor only needs values of secret keys).
+        found[key if key not in found else f"{key}#{index}"] = value.replace("''", "'")
+    return found
+
+
+_MISSING_CLASS = re.compile(r"(?:ClassNotFoundException|NoClassDefFoundError)[:\s]+([\w.$/]+)")
+_MISSING_FACTORY = re.compile(r"Could not find any factory for identifier '([^']+)' that implements '([\w.]+)'")
+
+
+def _compile_error(error: dict, sent: list[sql_script.Statement], secrets: dict[str, str]) -> ExtractError:
+    reason = redact_text(str(error.get("message") or "unknown error").strip(), secrets)
+    advice = ""
+    missing = _MISSING_CLASS.search(reason)
+    factory = _MISSING_FACTORY.search(reason)
+    if missing:
+        advice = f" Class {missing.group(1).replace('/', '.')} is not available: pass the jar that contains it with --jar."
+    elif factory:
+        kind = factory.group(2).rsplit(".", 1)[-1].replace("Factory", "").lower() or "factory"
+        advice = f" No {kind} '{factory.group(1)}' is available: pass the jar that provides it with --jar."
+    if error.get("jar"):
+        return ExtractError(f"jar {error['jar']} cannot be added: {reason}")
+    index = error.get("statement")
+    if index is None or not (0 <= index < len(sent)):
+        return ExtractError(f"the job cannot be compiled: {reason}{advice}")
+    statement = sent[index]
+    head = " ".join(redact_text(statement.sql, secrets).split())
+    head = head if len(head) <= 80 else head[:77] + "..."
+    return ExtractError(
+        f"statement at line {statement.line} ({head}) cannot be compiled: {reason}{advice}", statement.line
+    )
+
+
+__all__ = ["ExtractError", "extract", "ProvisionError", "PlannerError"]

@@ -1,0 +1,41 @@
+"""What the compile server is asked for one script: the statements it runs, and how.
+
+Kept apart from the compile itself so that the regression fixtures, the cold path and the warm
+workers all send the very same request for the same script.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planlineage.planner import script as sql_script
+from planlineage.planner.provision import Provisioned
+
+#: Planning these connectors touches external systems (the filesystem connector lists paths and
+#: partitions), so they are always compiled through the stand-in; identity uses their options.
+ALWAYS_STAND_IN = ["filesystem", "hudi", "hive", "iceberg", "paimon"]
+
+
+def build_request(statements: list[sql_script.Statement], provisioned: Provisioned, jars: list[str]) -> tuple[dict, list[sql_script.Statement], str]:
+    """The compile server request for a script, the statements it sends, and the runtime mode."""
+    mode = sql_script.runtime_mode(statements)
+    # A batch job on a version whose batch planner cannot compile plans is planned in streaming
+    # mode with every table through the stand-in, whose sinks accept any changelog: the tables
+    # read are the same, and nothing depends on what the real sinks could consume.
+    replan = mode == "batch" and not provisioned.flink.batch_compiled_plan
+    sent = []
+    for statement in statements:
+        if statement.kind in sql_script.NOT_EXECUTED:
+            continue
+        if replan and statement.kind is sql_script.Kind.SET and statement.set_pair and \
+                statement.set_pair[0].strip() == "execution.runtime-mode":
+            continue
+        sent.append(statement)
+    request = {
+        "statements": [{"sql": s.for_planner(), "line": s.line} for s in sent],
+        "jars": [str(Path(j).resolve()) for j in jars],
+        "config": {"execution.runtime-mode": "streaming" if replan else mode},
+        "batch": mode == "batch" and not replan,
+        "forced_stand_ins": ["*"] if replan else ALWAYS_STAND_IN,
+    }
+    return request, sent, mode
