@@ -105,7 +105,7 @@ def _is_corruption(error: sqlite3.DatabaseError) -> bool:
 class Store:
     """The state database; every operation is one short transaction on its own connection."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = 10.0):
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = 5.0):
         self.path = Path(path) if path is not None else home_dir() / DB_NAME
         self.busy_timeout = busy_timeout
 
