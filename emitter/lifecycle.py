@@ -1,0 +1,326 @@
+"""The run state machine the CLI drives: submissions and the platform's state reports.
+
+Flow
+----
+``record_submission`` (lineage known) or ``record_pending_submission`` (the compile runs in a
+detached worker) makes a new run id for the application and, once lineage is known, queues
+START for each OpenLineage job of the run.  ``record_state`` maps a platform state to an event:
+
+=========================================  ==========
+FINISHED, SUCCEEDED                        COMPLETE
+FAILED, LOST, KILLED, TERMINATED           FAIL
+CANCELED                                   ABORT
+RUNNING                                    RUNNING
+anything else                              ignored
+=========================================  ==========
+
+Each transition is queued once: a repeated report, or any report after a terminal event, queues
+nothing; an unknown application is a no-op (and creates no store).  While lineage is pending,
+transitions are remembered in the run row; ``attach_lineage`` then queues START followed by those
+transitions in the order they happened, with their original times, in one transaction.  Within a
+run the outbox delivers strictly in queue order, so START always precedes later events.
+
+Fail-open: every public function here catches its own problems, logs one line (no traceback, no
+secret) and answers ``None``/``False``; a lineage problem never fails a submission.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from planlineage.document import JobLineage
+from planlineage.emitter import events as ev
+from planlineage.emitter import outbox
+from planlineage.emitter.settings import Settings
+from planlineage.emitter.store import Store, StoreError, utc_now
+from planlineage.emitter.transports import TransportConfigError, create_transport
+from planlineage.emitter.transports.base import scrub, short
+
+log = logging.getLogger("planlineage.emitter")
+F = TypeVar("F", bound=Callable[..., Any])
+
+STATE_EVENTS: dict[str, str] = {
+    "FINISHED": "COMPLETE",
+    "SUCCEEDED": "COMPLETE",
+    "FAILED": "FAIL",
+    "LOST": "FAIL",
+    "KILLED": "FAIL",
+    "TERMINATED": "FAIL",
+    "CANCELED": "ABORT",
+    "CANCELLED": "ABORT",
+    "RUNNING": "RUNNING",
+}
+
+
+def event_for_state(platform_state: str | None) -> str | None:
+    """The OpenLineage event type a platform state stands for, or None (ignored state)."""
+    return STATE_EVENTS.get((platform_state or "").strip().upper())
+
+
+def _fail_open(what: str, fallback: Any = None) -> Callable[[F], F]:
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except (StoreError, TransportConfigError) as error:
+                reason = str(error)
+            except Exception as error:  # fail-open: never a traceback, never a failed submission
+                reason = f"{type(error).__name__}: {error}"
+            log.warning("planlineage: %s skipped: %s", what, short(scrub(reason), 240))
+            return fallback
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    app_id: str
+    run_id: str
+    job_name: str
+    namespace: str
+    lineage: JobLineage | None
+    sql: str | None
+    platform_state: str | None
+    last_event: str | None
+    pending: list[dict[str, Any]]
+    created: str
+    updated: str
+
+
+def _record(row: sqlite3.Row | None) -> RunRecord | None:
+    if row is None:
+        return None
+    lineage = JobLineage.model_validate(json.loads(row["lineage"])) if row["lineage"] else None
+    return RunRecord(
+        app_id=row["app_id"],
+        run_id=row["run_id"],
+        job_name=row["job_name"],
+        namespace=row["namespace"],
+        lineage=lineage,
+        sql=row["sql"],
+        platform_state=row["platform_state"],
+        last_event=row["last_event"],
+        pending=json.loads(row["pending"] or "[]"),
+        created=row["created"],
+        updated=row["updated"],
+    )
+
+
+def _get(conn: sqlite3.Connection, app_id: str) -> RunRecord | None:
+    return _record(conn.execute("SELECT * FROM runs WHERE app_id = ?", (app_id,)).fetchone())
+
+
+def _queue(
+    conn: sqlite3.Connection,
+    run: RunRecord,
+    lineage: JobLineage,
+    event_type: str,
+    event_time: str,
+    error: str | None = None,
+) -> int:
+    built = ev.build_events(
+        lineage,
+        job_name=run.job_name,
+        job_namespace=run.namespace,
+        run_id=run.run_id,
+        event_type=event_type,
+        sql=run.sql,
+        error=error,
+        event_time=event_time,
+    )
+    added = 0
+    for event in built:
+        added += outbox.enqueue_in(conn, run.run_id, event.job.name, event_type, ev.to_dict(event))
+    return added
+
+
+@_fail_open("current run lookup")
+def current_run(store: Store, app_id: str) -> RunRecord | None:
+    return store.read(lambda c: _get(c, app_id))
+
+
+def _submit(
+    store: Store,
+    app_id: str,
+    job_name: str,
+    lineage: JobLineage | None,
+    sql: str | None,
+    settings: Settings,
+    run_id: str | None,
+) -> str | None:
+    if not settings.configured():
+        return None  # nothing until configured: no event, no file, no database
+    namespace = settings.job_namespace()
+    run_id = run_id or ev.new_run_id()
+    now = utc_now()
+    lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True) if lineage else None
+
+    def submit(conn: sqlite3.Connection) -> str:
+        conn.execute(
+            "INSERT INTO runs (app_id, run_id, job_name, namespace, lineage, sql, platform_state, "
+            "last_event, pending, created, updated) VALUES (?, ?, ?, ?, ?, ?, NULL, 'START', '[]', ?, ?) "
+            "ON CONFLICT (app_id) DO UPDATE SET run_id = excluded.run_id, "
+            "job_name = excluded.job_name, namespace = excluded.namespace, "
+            "lineage = excluded.lineage, sql = excluded.sql, platform_state = NULL, "
+            "last_event = 'START', pending = '[]', created = excluded.created, "
+            "updated = excluded.updated",
+            (app_id, run_id, job_name, namespace, lineage_json, sql, now, now),
+        )
+        if lineage is not None:
+            run = _get(conn, app_id)
+            assert run is not None
+            _queue(conn, run, lineage, "START", now)
+        return run_id
+
+    return store.write(submit)
+
+
+@_fail_open("lineage of the submission")
+def record_submission(
+    store: Store,
+    app_id: str,
+    job_name: str,
+    lineage: JobLineage,
+    sql: str | None,
+    settings: Settings,
+    *,
+    run_id: str | None = None,
+) -> str | None:
+    """A new run of ``app_id`` with known lineage: queue START for each job; the run id.
+
+    ``sql`` must already be redacted. ``None`` when lineage is not configured (nothing written).
+    """
+    return _submit(store, app_id, job_name, lineage, sql, settings, run_id)
+
+
+@_fail_open("lineage of the submission")
+def record_pending_submission(
+    store: Store,
+    app_id: str,
+    job_name: str,
+    sql: str | None,
+    settings: Settings,
+    *,
+    run_id: str | None = None,
+) -> str | None:
+    """A new run whose lineage a background worker is still computing; the run id.
+
+    Call it before detaching the worker; the worker calls :func:`attach_lineage` (or
+    :func:`abandon_lineage`) with the returned run id.  Nothing is sent until lineage arrives.
+    """
+    return _submit(store, app_id, job_name, None, sql, settings, run_id)
+
+
+@_fail_open("lineage of the submission", fallback=False)
+def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) -> bool:
+    """Give a pending run its lineage: queue START, then the states recorded meanwhile, in order.
+
+    False (nothing done) if ``run_id`` is no longer the application's current run or already has
+    its lineage.
+    """
+    if not store.exists():
+        return False
+    lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True)
+
+    def attach(conn: sqlite3.Connection) -> bool:
+        run = _get(conn, app_id)
+        if run is None or run.run_id != run_id or run.lineage is not None:
+            return False
+        _queue(conn, run, lineage, "START", run.created)
+        for item in run.pending:
+            _queue(conn, run, lineage, item["event"], item["time"], item.get("error"))
+        conn.execute(
+            "UPDATE runs SET lineage = ?, pending = '[]', updated = ? WHERE app_id = ?",
+            (lineage_json, utc_now(), app_id),
+        )
+        return True
+
+    return store.write(attach)
+
+
+@_fail_open("lineage of the submission", fallback=False)
+def abandon_lineage(store: Store, app_id: str, run_id: str, reason: str | None = None) -> bool:
+    """The worker could not compute lineage: forget the run, send nothing for it.
+
+    Sending its states without datasets would wipe the job's edges a previous run drew.
+    """
+    if not store.exists():
+        return False
+
+    def abandon(conn: sqlite3.Connection) -> bool:
+        run = _get(conn, app_id)
+        if run is None or run.run_id != run_id or run.lineage is not None:
+            return False
+        conn.execute("DELETE FROM runs WHERE app_id = ? AND run_id = ?", (app_id, run_id))
+        return True
+
+    done = store.write(abandon)
+    if done and reason:
+        log.warning("planlineage: no lineage for %s: %s", app_id, short(scrub(reason), 240))
+    return done
+
+
+@_fail_open("lineage state report")
+def record_state(
+    store: Store,
+    app_id: str,
+    platform_state: str,
+    error: str | None = None,
+    *,
+    event_time: str | None = None,
+) -> str | None:
+    """Record a platform state report; the event type it queued (or deferred), else None."""
+    event_type = event_for_state(platform_state)
+    error = scrub(error) if error else None  # a platform error may quote a connection string
+    if not store.exists() or store.read(lambda c: _get(c, app_id)) is None:
+        return None  # unknown application: no-op, nothing created
+    state = (platform_state or "").strip().upper()
+    when = event_time or utc_now()
+
+    def report(conn: sqlite3.Connection) -> str | None:
+        run = _get(conn, app_id)
+        if run is None:
+            return None
+        if event_type is None or run.last_event in ev.TERMINAL_EVENT_TYPES or event_type == run.last_event:
+            conn.execute(
+                "UPDATE runs SET platform_state = ?, updated = ? WHERE app_id = ?",
+                (state, utc_now(), app_id),
+            )
+            return None
+        pending = run.pending
+        if run.lineage is None:
+            pending = pending + [{"event": event_type, "time": when, "error": error, "state": state}]
+        else:
+            _queue(conn, run, run.lineage, event_type, when, error)
+        conn.execute(
+            "UPDATE runs SET platform_state = ?, last_event = ?, pending = ?, updated = ? "
+            "WHERE app_id = ?",
+            (state, event_type, json.dumps(pending), utc_now(), app_id),
+        )
+        return event_type
+
+    return store.write(report)
+
+
+@_fail_open("lineage delivery")
+def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> outbox.FlushReport | None:
+    """Deliver what is pending with the configured transport, within ``deadline_seconds``.
+
+    Logs one line when something stays behind; ``None`` when not configured or on a problem.
+    """
+    if not settings.configured() or not store.exists():
+        return None
+    kind, options = settings.transport_options()
+    with create_transport(kind, options) as transport:
+        report = outbox.deliver_pending(store, transport, deadline_seconds)
+    if report.stopped or report.timed_out:
+        log.warning("planlineage: %s", outbox.describe(report))
+    return report
