@@ -51,6 +51,12 @@ def extract(
 
     with (nullcontext(planner) if planner else Planner(provisioned)) as running:
         answer = running.compile(request, timeout=timeout)
+        if not answer.get("ok") and request["batch"] and answer.get("error", {}).get("statement") is not None \
+                and sent[answer["error"]["statement"]].kind in sql_script.SINKS:
+            # The batch planner could not put this job into a plan; the streaming re-plan reads
+            # the same tables (see build_request).
+            request, sent, mode = build_request(statements, provisioned, jars, replan_batch=True)
+            answer = running.compile(request, timeout=timeout)
     if not answer.get("ok"):
         raise _compile_error(answer.get("error") or {}, sent, secrets)
 

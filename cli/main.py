@@ -153,3 +153,6 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        sys.stderr.close()
+        return EXIT_OK

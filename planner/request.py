@@ -16,13 +16,29 @@ from planlineage.planner.provision import Provisioned
 ALWAYS_STAND_IN = ["filesystem", "hudi", "hive", "iceberg", "paimon"]
 
 
-def build_request(statements: list[sql_script.Statement], provisioned: Provisioned, jars: list[str]) -> tuple[dict, list[sql_script.Statement], str]:
-    """The compile server request for a script, the statements it sends, and the runtime mode."""
+#: Adaptive batch joins cannot be serialised into a plan (2.x: "Can not serialize ExecNode ...
+#: Missing type"); they are decided at run time anyway and do not change which tables are read.
+BATCH_PLAN_OPTIONS = {
+    "table.optimizer.adaptive-broadcast-join.strategy": "none",
+    "table.optimizer.skewed-join-optimization.strategy": "none",
+}
+
+
+def build_request(
+    statements: list[sql_script.Statement],
+    provisioned: Provisioned,
+    jars: list[str],
+    replan_batch: bool = False,
+) -> tuple[dict, list[sql_script.Statement], str]:
+    """The compile server request for a script, the statements it sends, and the runtime mode.
+
+    A batch job on a version whose batch planner cannot compile plans (or whose batch plan failed
+    to compile: `replan_batch`) is planned in streaming mode with every table through the
+    stand-in, whose sinks accept any changelog: the tables read are the same, and nothing depends
+    on what the real sinks could consume.
+    """
     mode = sql_script.runtime_mode(statements)
-    # A batch job on a version whose batch planner cannot compile plans is planned in streaming
-    # mode with every table through the stand-in, whose sinks accept any changelog: the tables
-    # read are the same, and nothing depends on what the real sinks could consume.
-    replan = mode == "batch" and not provisioned.flink.batch_compiled_plan
+    replan = mode == "batch" and (replan_batch or not provisioned.flink.batch_compiled_plan)
     sent = []
     for statement in statements:
         if statement.kind in sql_script.NOT_EXECUTED:
@@ -34,7 +50,8 @@ def build_request(statements: list[sql_script.Statement], provisioned: Provision
     request = {
         "statements": [{"sql": s.for_planner(), "line": s.line} for s in sent],
         "jars": [str(Path(j).resolve()) for j in jars],
-        "config": {"execution.runtime-mode": "streaming" if replan else mode},
+        "config": {"execution.runtime-mode": "streaming" if replan else mode,
+                   **(BATCH_PLAN_OPTIONS if mode == "batch" and not replan else {})},
         "batch": mode == "batch" and not replan,
         "forced_stand_ins": ["*"] if replan else ALWAYS_STAND_IN,
     }
