@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from planlineage.emitter.store import Store, utc_now
+from planlineage.emitter.transports.base import safe_address
 
 TRANSPORT_KINDS = ("gravitino", "http", "file", "console")
 _TRUE = {"1", "true", "yes", "on"}
@@ -92,16 +93,9 @@ def normalize(key: str, value: str) -> str:
 def _redact_url(url: str) -> str:
     try:
         from planlineage.registry.secrets import redact_url  # lazy: another engineer's module
-
-        return redact_url(url)
-    except Exception:
-        pass
-    parts = urlsplit(url)
-    if parts.password is None and parts.username is None and not parts.query:
-        return url
-    host = parts.hostname or ""
-    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "***" if parts.query else "", ""))
+    except ImportError:
+        return safe_address(url)  # without it, print no more than scheme://host:port
+    return redact_url(url)
 
 
 def masked(key: str, value: str | None) -> str:
