@@ -143,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("versions", nargs="+", help="e.g. 1.20 2.3")
     flink_commands.add_parser("list", help="show which versions are provisioned")
     flink.set_defaults(run=cmd_flink)
+
+    from planlineage import lifecycle_cli
+
+    lifecycle_cli.add_commands(commands)
     return parser
 
 
