@@ -1,7 +1,352 @@
-"""The commands a submission platform calls: settings, submit, state, flush, spark-conf, flink-conf."""
+"""The commands a submission platform calls: settings, submit, state, flush, spark-conf, flink-conf.
+
+Promises (docs/lifecycle.md):
+
+* Nothing until configured: without ``lineage.address`` (or another configured transport), or
+  without ``--lineage-enable``, ``submit``/``state``/``flush``/``spark-conf``/``flink-conf`` exit
+  0, send nothing and write nothing; the conf commands echo their input byte for byte.
+* Fail-open: every lifecycle command exits 0 whatever happens to lineage (one line on stderr).
+* ``submit`` stays off the platform's critical path: it imports nothing heavy (the emitter pulls
+  in openlineage-python, ~0.5 s), records the pending run with one SQLite transaction and hands
+  the compile and the delivery to a detached worker (:mod:`planlineage.worker`).
+"""
 
 from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+import time
+import uuid
+from typing import Mapping
+
+from planlineage.emitter.store import Store, StoreError, home_dir, utc_now
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+#: Delivery budgets (seconds) of the commands that deliver inline.
+STATE_FLUSH_SECONDS = 3.0
+FLUSH_SECONDS = 10.0
+
+# The few settings the fast path needs, with the defaults of planlineage.emitter.settings.
+# (That module imports every transport, i.e. openlineage-python: too slow for `submit`.)
+_FAST_DEFAULTS: dict[str, str | None] = {
+    "lineage.address": None,
+    "lineage.token": None,
+    "lineage.namespace": "planlineage",
+    "lineage.flink-listener": "false",
+    "lineage.metalake": None,
+    "lineage.transport": "gravitino",
+    "lineage.endpoint": None,
+    "lineage.file": None,
+}
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def warn(message: str) -> None:
+    """One line on stderr (callers never pass a secret)."""
+    try:
+        print(f"planlineage: {' '.join(str(message).split())}", file=sys.stderr)
+    except Exception:
+        pass
+
+
+def _env_name(key: str) -> str:
+    return "PLANLINEAGE_" + key.upper().replace(".", "_").replace("-", "_")
+
+
+def quick_settings(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, tuple[str | None, str]]:
+    """``key -> (value, origin)`` for the fast-path keys, with the precedence of Settings."""
+    environ = os.environ if environ is None else environ
+    try:
+        stored = store.read(
+            lambda c: {r["key"]: r["value"] for r in c.execute("SELECT key, value FROM settings")},
+            default={},
+        )
+    except StoreError as error:
+        warn(f"lineage settings unreadable: {error}")
+        stored = {}
+    values: dict[str, tuple[str | None, str]] = {}
+    for key, default in _FAST_DEFAULTS.items():
+        env_value = environ.get(_env_name(key))
+        if env_value is not None and env_value.strip():
+            value = env_value.strip()
+            if key == "lineage.address":
+                value = value.rstrip("/")
+            values[key] = (value, "env")
+        elif key in stored:
+            values[key] = (stored[key], "store")
+        else:
+            values[key] = (default, "default")
+    return values
+
+
+def quick_configured(values: Mapping[str, tuple[str | None, str]]) -> bool:
+    """Same answer as ``Settings.configured()`` (a test holds them together)."""
+    kind_value, kind_origin = values["lineage.transport"]
+    kind = (kind_value or "gravitino").lower()
+    if kind in ("gravitino", "http"):
+        return bool(values["lineage.address"][0])
+    if kind == "file":
+        return bool(values["lineage.file"][0])
+    if kind == "console":
+        return kind_origin != "default"
+    return False
+
+
+def quick_namespace(values: Mapping[str, tuple[str | None, str]]) -> str:
+    """Same answer as ``Settings.job_namespace()``."""
+    namespace, origin = values["lineage.namespace"]
+    if origin != "default" and namespace:
+        return namespace
+    return values["lineage.metalake"][0] or namespace or "planlineage"
+
+
+def new_run_id() -> str:
+    """A UUIDv7 (time-ordered, as OpenLineage recommends), without importing openlineage."""
+    millis = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (millis & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= ((rand >> 62) & 0xFFF) << 64
+    value |= 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    return str(uuid.UUID(int=value))
+
+
+def record_pending_run(store: Store, app_id: str, job_name: str, namespace: str, run_id: str) -> None:
+    """What ``lifecycle.record_pending_submission`` writes (a test compares both), in one
+    transaction and without importing the emitter.  The SQL facet is filled in by the worker
+    (redaction imports the registry)."""
+    now = utc_now()
+
+    def submit(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO runs (app_id, run_id, job_name, namespace, lineage, sql, platform_state, "
+            "last_event, pending, created, updated) VALUES (?, ?, ?, ?, NULL, NULL, NULL, 'START', '[]', ?, ?) "
+            "ON CONFLICT (app_id) DO UPDATE SET run_id = excluded.run_id, "
+            "job_name = excluded.job_name, namespace = excluded.namespace, "
+            "lineage = excluded.lineage, sql = excluded.sql, platform_state = NULL, "
+            "last_event = 'START', pending = '[]', created = excluded.created, "
+            "updated = excluded.updated",
+            (app_id, run_id, job_name, namespace, now, now),
+        )
+
+    store.write(submit)
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+
+def cmd_settings(args) -> int:
+    from planlineage.emitter.settings import SETTINGS, SettingError, Settings, masked
+
+    settings = Settings(Store())
+    try:
+        if args.settings_command == "set":
+            value = settings.set(args.key, args.value)
+            print(f"{args.key} = {masked(args.key, value)}")
+        elif args.settings_command == "unset":
+            settings.unset(args.key)
+        elif args.settings_command == "get":
+            value, origin = settings.source(args.key)
+            if value is None:
+                return 1
+            print(masked(args.key, value) if SETTINGS[args.key].secret or args.key == "lineage.address" else value)
+        else:
+            for key, (value, origin) in settings.list_masked().items():
+                print(f"{key:<24} {value:<40} ({origin})")
+    except SettingError as error:
+        print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreError as error:
+        print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+# -- lifecycle --------------------------------------------------------------------------------
+
+
+def _fail_open(fn):
+    def run(args) -> int:
+        try:
+            fn(args)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # fail-open: lineage never fails the platform
+            reason = str(error) if isinstance(error, (StoreError, OSError)) else type(error).__name__
+            warn(f"lineage {args.command} skipped: {reason}")
+        return EXIT_OK
+
+    run.__name__ = fn.__name__
+    return run
+
+
+@_fail_open
+def cmd_submit(args) -> None:
+    if not args.lineage_enable:
+        return
+    store = Store()
+    values = quick_settings(store)
+    if not quick_configured(values):
+        return
+    from planlineage import worker
+
+    error = None
+    sql = None
+    try:
+        with open(args.sql_file, encoding="utf-8") as handle:
+            sql = handle.read()
+    except (OSError, UnicodeDecodeError) as problem:
+        error = f"cannot read the SQL file {args.sql_file}: {getattr(problem, 'strerror', None) or type(problem).__name__}"
+    jars = [os.path.abspath(j) for j in args.jar]
+    missing = [j for j in jars if not os.path.isfile(j)]
+    if error is None and missing:
+        error = f"jar {missing[0]} does not exist"
+    run_id = new_run_id()
+    record_pending_run(store, args.app_id, args.job_name, quick_namespace(values), run_id)
+    if error:
+        warn(f"no lineage for application {args.app_id}: {error}")
+    worker.start(store, {
+        "app_id": args.app_id,
+        "run_id": run_id,
+        "job_name": args.job_name,
+        "flink_version": args.flink_version,
+        "jars": jars,
+        "sql": sql,
+        "error": error,
+    })
+
+
+def _configured_store() -> tuple[Store, bool]:
+    store = Store()
+    if not store.exists():
+        return store, False
+    return store, quick_configured(quick_settings(store))
+
+
+@_fail_open
+def cmd_state(args) -> None:
+    store, configured = _configured_store()
+    if not configured:
+        return
+    from planlineage import worker
+    from planlineage.emitter import lifecycle
+    from planlineage.emitter.settings import Settings
+
+    worker.recover(store)
+    lifecycle.record_state(store, args.app_id, args.state, args.error)
+    lifecycle.flush(store, Settings(store), deadline_seconds=STATE_FLUSH_SECONDS)
+
+
+@_fail_open
+def cmd_flush(args) -> None:
+    store, configured = _configured_store()
+    if not configured:
+        return
+    from planlineage import worker
+    from planlineage.emitter import lifecycle
+    from planlineage.emitter.settings import Settings
+
+    worker.recover(store)
+    report = lifecycle.flush(store, Settings(store), deadline_seconds=args.timeout)
+    if report is not None and args.verbose:
+        print(f"delivered {report.delivered}, rejected {report.rejected}, pending {report.remaining}",
+              file=sys.stderr)
+
+
+def _conf(args, merge) -> int:
+    data = b""
+    try:
+        data = sys.stdin.buffer.read()
+        out = data
+        if args.lineage_enable:
+            values = quick_settings(Store())
+            if quick_configured(values):
+                out = merge(data, values, args)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # fail-open: the platform gets its own configuration back
+        warn(f"lineage {args.command} skipped: {type(error).__name__}")
+        out = data
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    return EXIT_OK
+
+
+def cmd_spark_conf(args) -> int:
+    from planlineage import conf_merge
+
+    return _conf(args, lambda data, values, a: conf_merge.merge_bytes(
+        data, conf_merge.spark_entries, values, warn=warn, default_style="="))
+
+
+def cmd_flink_conf(args) -> int:
+    from planlineage import conf_merge
+
+    def entries(values, existing, w):
+        return conf_merge.flink_entries(values, args.flink_version, existing, w)
+
+    return _conf(args, lambda data, values, a: conf_merge.merge_bytes(
+        data, entries, values, warn=warn, default_style=":"))
+
+
+def cmd_worker(args) -> int:
+    from planlineage import worker
+
+    return worker.main(args)
 
 
 def add_commands(commands) -> None:
     """Registers the lifecycle subcommands on the `planlineage` parser."""
+    settings = commands.add_parser("settings", help="lineage settings (address, token, namespace, ...)")
+    settings_commands = settings.add_subparsers(dest="settings_command", required=True)
+    set_ = settings_commands.add_parser("set", help="store a setting")
+    set_.add_argument("key")
+    set_.add_argument("value")
+    get = settings_commands.add_parser("get", help="print a setting (secrets masked)")
+    get.add_argument("key")
+    unset = settings_commands.add_parser("unset", help="remove a stored setting")
+    unset.add_argument("key")
+    settings_commands.add_parser("list", help="every setting, its value (secrets masked) and origin")
+    settings.set_defaults(run=cmd_settings)
+
+    submit = commands.add_parser("submit", help="a platform submits a Flink SQL job: record a run, emit START")
+    submit.add_argument("--app-id", required=True)
+    submit.add_argument("--job-name", required=True)
+    submit.add_argument("--flink-version", default=None)
+    submit.add_argument("--sql-file", required=True)
+    submit.add_argument("--jar", action="append", default=[])
+    submit.add_argument("--lineage-enable", action="store_true")
+    submit.set_defaults(run=cmd_submit)
+
+    state = commands.add_parser("state", help="a platform reports an application state")
+    state.add_argument("--app-id", required=True)
+    state.add_argument("--state", required=True)
+    state.add_argument("--error", default=None)
+    state.set_defaults(run=cmd_state)
+
+    flush = commands.add_parser("flush", help="deliver the pending lineage events")
+    flush.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
+    flush.add_argument("--verbose", action="store_true")
+    flush.set_defaults(run=cmd_flush)
+
+    spark = commands.add_parser("spark-conf", help="add the OpenLineage Spark listener to app properties (stdin -> stdout)")
+    spark.add_argument("--app-id", default=None)
+    spark.add_argument("--lineage-enable", action="store_true")
+    spark.set_defaults(run=cmd_spark_conf)
+
+    flink = commands.add_parser("flink-conf", help="add the OpenLineage Flink listener to a Flink configuration (stdin -> stdout)")
+    flink.add_argument("--flink-version", required=True)
+    flink.add_argument("--app-id", default=None)
+    flink.add_argument("--lineage-enable", action="store_true")
+    flink.set_defaults(run=cmd_flink_conf)
+
+    hidden = commands.add_parser("_worker", help=argparse.SUPPRESS)
+    hidden.add_argument("--job", required=True)
+    hidden.add_argument("--lock-fd", type=int, default=None)
+    hidden.set_defaults(run=cmd_worker)
