@@ -1,0 +1,293 @@
+"""submit / state / flush as a platform calls them: fresh processes, a detached worker (fake
+planner, no JVM), the Gravitino-compatible test server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import sys
+import threading
+import time
+from collections import Counter
+
+import pytest
+from lifecycle_helpers import wait_for
+from emitter_fixtures import single_sink_lineage, two_sink_lineage
+
+from planlineage.emitter.store import Store
+
+SECRET = "hunter2-Sup3rSecret"
+SQL = f"""CREATE TABLE orders (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'orders',
+  'properties.sasl.jaas.config' = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{SECRET}";');
+CREATE TABLE sink (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db:3306/x', 'password' = '{SECRET}');
+INSERT INTO sink SELECT id FROM orders;
+"""
+
+
+@pytest.fixture
+def sql_file(tmp_path):
+    path = tmp_path / "job.sql"
+    path.write_text(SQL, encoding="utf-8")
+    return path
+
+
+def configure(cli, server, **more):
+    assert cli("settings", "set", "lineage.address", server.address).returncode == 0
+    for key, value in more.items():
+        assert cli("settings", "set", key, value).returncode == 0
+
+
+def submit(cli, sql_file, app="app-1", job="etl", *extra, **env):
+    result = cli("submit", "--app-id", app, "--job-name", job, "--flink-version", "1.20",
+                 "--sql-file", str(sql_file), "--lineage-enable", *extra, **env)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def state(cli, app, value, *extra, **env):
+    result = cli("state", "--app-id", app, "--state", value, *extra, **env)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def by_type(server):
+    found: dict[str, list[dict]] = {}
+    for event in server.events:
+        found.setdefault(event["eventType"], []).append(event)
+    return found
+
+
+def datasets(event):
+    return ([(d["namespace"], d["name"]) for d in event.get("inputs") or []],
+            [(d["namespace"], d["name"]) for d in event.get("outputs") or []])
+
+
+def test_statement_set_lifecycle_start_running_complete(cli, server, sql_file):
+    cli.fake(two_sink_lineage())
+    configure(cli, server)
+    submit(cli, sql_file, "application_1", "etl")
+    cli.wait_workers()
+    state(cli, "application_1", "RUNNING")
+    state(cli, "application_1", "FINISHED")
+    types = [e["eventType"] for e in server.events]
+    assert types == ["START"] * 3 + ["RUNNING"] * 3 + ["COMPLETE"] * 3
+    assert len({e["run"]["runId"] for e in server.events if e["job"]["name"] == "etl"}) == 1
+    jobs = {e["job"]["name"] for e in server.events}
+    assert jobs == {"etl", "etl.hive.sales.orders_clean", "etl.hive.sales.payments_by_order"}
+    for job in jobs:
+        per_job = [e for e in server.events if e["job"]["name"] == job]
+        assert [e["eventType"] for e in per_job] == ["START", "RUNNING", "COMPLETE"]
+        assert len({e["run"]["runId"] for e in per_job}) == 1
+        assert len({json.dumps(datasets(e)) for e in per_job}) == 1
+    assert server.keys() and max(server.keys().values()) == 1
+
+
+def test_state_before_start_is_sent_after_it_in_order(cli, server, sql_file):
+    cli.fake(single_sink_lineage(), delay=1.5)
+    configure(cli, server)
+    submit(cli, sql_file)
+    state(cli, "app-1", "RUNNING")
+    state(cli, "app-1", "FAILED", "--error", "TaskManager lost")
+    assert server.events == []  # lineage not known yet: nothing sent, nothing lost
+    cli.wait_workers()
+    assert [e["eventType"] for e in server.events] == ["START", "RUNNING", "FAIL"]
+    fail = server.events[-1]
+    assert fail["run"]["facets"]["errorMessage"]["message"] == "TaskManager lost"
+    assert len({e["run"]["runId"] for e in server.events}) == 1
+
+
+def test_each_submission_is_a_new_run_and_unknown_app_is_noop(cli, server, sql_file, private_home):
+    cli.fake(single_sink_lineage())
+    configure(cli, server)
+    state(cli, "never-submitted", "RUNNING")
+    submit(cli, sql_file)
+    cli.wait_workers()
+    submit(cli, sql_file)
+    cli.wait_workers()
+    starts = [e for e in server.events if e["eventType"] == "START"]
+    assert len(starts) == 2 and starts[0]["run"]["runId"] != starts[1]["run"]["runId"]
+    state(cli, "never-submitted", "FINISHED")
+    assert len(server.events) == 2
+
+
+def test_server_down_during_start_then_flush_delivers_in_order(cli, server, sql_file):
+    cli.fake(single_sink_lineage())
+    configure(cli, server)
+    server.down()
+    submit(cli, sql_file)
+    cli.wait_workers()
+    state(cli, "app-1", "RUNNING")
+    state(cli, "app-1", "FINISHED")
+    assert server.events == []
+    server.up()
+    result = cli("flush")
+    assert result.returncode == 0
+    assert [e["eventType"] for e in server.events] == ["START", "RUNNING", "COMPLETE"]
+    assert cli("flush").returncode == 0
+    assert len(server.events) == 3
+
+
+def test_slow_server_never_hangs_state(cli, sql_file):
+    from gravitino_server import GravitinoTestServer
+
+    cli.fake(single_sink_lineage())
+    with GravitinoTestServer(delay=20) as slow:
+        configure(cli, slow)
+        submit(cli, sql_file)
+        began = time.monotonic()
+        result = cli("state", "--app-id", "app-1", "--state", "RUNNING")
+        took = time.monotonic() - began
+        assert result.returncode == 0
+        assert took < 8, took
+
+
+def test_concurrent_submit_and_state_nothing_lost_or_duplicated(cli, server, tmp_path):
+    cli.fake(single_sink_lineage())
+    configure(cli, server)
+    path = tmp_path / "job.sql"
+    path.write_text("INSERT INTO sink SELECT * FROM src;", encoding="utf-8")
+    apps = [f"app-{i}" for i in range(10)]
+    errors: list[str] = []
+
+    def platform(app):
+        for args in (("submit", "--app-id", app, "--job-name", f"job-{app}", "--sql-file", str(path), "--lineage-enable"),
+                     ("state", "--app-id", app, "--state", "RUNNING"),
+                     ("state", "--app-id", app, "--state", "FINISHED")):
+            result = cli(*args)
+            if result.returncode != 0:
+                errors.append(result.stderr.decode())
+
+    threads = [threading.Thread(target=platform, args=(app,)) for app in apps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors
+    cli.wait_workers(60)
+    assert cli("flush").returncode == 0
+    keys = server.keys()
+    assert max(keys.values()) == 1, "an event was sent twice"
+    per_job = Counter()
+    for event in server.events:
+        per_job[event["job"]["name"]] += 1
+    assert per_job == Counter({f"job-{app}": 3 for app in apps})
+    for app in apps:
+        events = [e for e in server.events if e["job"]["name"] == f"job-{app}"]
+        assert [e["eventType"] for e in events] == ["START", "RUNNING", "COMPLETE"]
+        assert len({e["run"]["runId"] for e in events}) == 1
+
+
+def _kill_worker_mid_compile(cli, tmp_path):
+    pid = wait_for(lambda: next(iter(cli.workers()), None), what="a worker")
+    wait_for(lambda: (tmp_path / f"compiling.{pid}").exists(), what="the compile to start")
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: pid not in cli.workers(), what="the worker to die")
+
+
+def test_killed_worker_compile_is_attempted_again(cli, server, sql_file, tmp_path):
+    cli.fake(single_sink_lineage(), delay=60)
+    configure(cli, server)
+    submit(cli, sql_file)
+    _kill_worker_mid_compile(cli, tmp_path)
+    cli.env["PLANLINEAGE_TEST_FAKE_DELAY"] = "0"
+    state(cli, "app-1", "RUNNING")  # finds the dead job, starts it again
+    cli.wait_workers()
+    state(cli, "app-1", "FINISHED")
+    assert [e["eventType"] for e in server.events] == ["START", "RUNNING", "COMPLETE"]
+    assert not list((cli.home / "jobs").glob("*.json"))
+
+
+def test_worker_killed_twice_abandons_the_run_cleanly(cli, server, sql_file, tmp_path):
+    cli.fake(single_sink_lineage(), delay=60)
+    configure(cli, server)
+    submit(cli, sql_file)
+    _kill_worker_mid_compile(cli, tmp_path)
+    state(cli, "app-1", "RUNNING")  # second attempt
+    _kill_worker_mid_compile(cli, tmp_path)
+    state(cli, "app-1", "FINISHED")  # gives up: no garbage for this run
+    cli.wait_workers()
+    assert cli("flush").returncode == 0
+    assert server.events == []
+    assert Store(cli.home / "state.db").rows("SELECT * FROM runs") == []
+    assert not list((cli.home / "jobs").glob("*"))
+
+
+def test_broken_sql_and_missing_jar_fail_open(cli, server, tmp_path):
+    cli.fake(single_sink_lineage())
+    configure(cli, server)
+    broken = tmp_path / "broken.sql"
+    broken.write_text("BROKEN INSERT INTO", encoding="utf-8")
+    result = submit(cli, broken, "app-b")
+    assert result.stderr == b""
+    result = submit(cli, tmp_path / "job-does-not-exist.sql", "app-c")
+    assert len(result.stderr.decode().strip().splitlines()) == 1
+    ok = tmp_path / "ok.sql"
+    ok.write_text("INSERT INTO a SELECT * FROM b;", encoding="utf-8")
+    result = submit(cli, ok, "app-d", "j", "--jar", str(tmp_path / "missing.jar"))
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "missing.jar" in lines[0]
+    cli.wait_workers()
+    for app in ("app-b", "app-c", "app-d"):
+        state(cli, app, "RUNNING")
+        state(cli, app, "FAILED", "--error", "boom")
+    assert server.events == []
+    log = (cli.home / "worker.log").read_text()
+    assert "SQL parse failed" in log
+
+
+def test_corrupt_state_file_fails_open(cli, server, sql_file, private_home):
+    cli.fake(single_sink_lineage())
+    private_home.mkdir(parents=True)
+    (private_home / "state.db").write_bytes(b"this is not a database" * 100)
+    for args in (("state", "--app-id", "x", "--state", "RUNNING"), ("flush",)):
+        result = cli(*args, PLANLINEAGE_LINEAGE_ADDRESS=server.address)
+        assert result.returncode == 0
+    result = submit(cli, sql_file, PLANLINEAGE_LINEAGE_ADDRESS=server.address)
+    assert len(result.stderr.decode().strip().splitlines()) <= 1
+    cli.env["PLANLINEAGE_LINEAGE_ADDRESS"] = server.address
+    cli.wait_workers()
+    state(cli, "app-1", "FINISHED")
+    assert [e["eventType"] for e in server.events] == ["START", "COMPLETE"]
+
+
+def test_secrets_of_the_sql_reach_neither_server_nor_output(cli, sql_file):
+    from gravitino_server import GravitinoTestServer
+
+    cli.fake(single_sink_lineage())
+    with GravitinoTestServer(token="tok-ABCDEFGH-123456") as server:
+        configure(cli, server, **{"lineage.token": "tok-ABCDEFGH-123456"})
+        outputs = [submit(cli, sql_file)]
+        cli.wait_workers()
+        outputs.append(state(cli, "app-1", "FAILED", "--error", f"jdbc:mysql://u:{SECRET}@db/x failed"))
+        outputs.append(cli("flush"))
+        outputs.append(cli("settings", "list"))
+        outputs.append(cli("settings", "get", "lineage.token"))
+        assert [e["eventType"] for e in server.events] == ["START", "FAIL"]
+        assert "sql" in server.events[0]["job"]["facets"]
+        for request in server.requests:
+            assert SECRET.encode() not in request.body
+        for result in outputs:
+            assert SECRET.encode() not in result.stdout + result.stderr
+            assert b"tok-ABCDEFGH-123456" not in result.stdout + result.stderr
+        assert SECRET not in (cli.home / "worker.log").read_text() if (cli.home / "worker.log").exists() else True
+        assert SECRET.encode() not in (cli.home / "state.db").read_bytes()
+
+
+def test_submit_adds_under_a_fifth_of_a_second(cli, server, sql_file):
+    """Measured against the bare interpreter start of the same command line."""
+    cli.fake(single_sink_lineage())
+    configure(cli, server)
+    baseline, took = [], []
+    for i in range(5):
+        began = time.perf_counter()
+        cli("--version")
+        baseline.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        submit(cli, sql_file, f"app-{i}")
+        took.append(time.perf_counter() - began)
+    added = statistics.median(took) - statistics.median(baseline)
+    print(f"submit: median {statistics.median(took):.3f}s, interpreter+CLI {statistics.median(baseline):.3f}s, added {added:.3f}s")
+    assert added < 0.2, added
+    cli.wait_workers(60)
