@@ -221,7 +221,7 @@ EntriesFn = Callable[[Values, Mapping[str, str], Warn], list[tuple[str, str]]]
 
 def merge_text(text: str, entries_fn: EntriesFn, values: Values, warn: Warn, *, default_style: str = "=") -> str | None:
     """The merged text, or None when nothing is to be added (the caller keeps its input)."""
-    if text.lstrip().startswith("{"):
+    if text.lstrip().startswith(("{", "[")):
         try:
             data = json.loads(text)
         except ValueError:
