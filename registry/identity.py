@@ -65,7 +65,8 @@ def _clean(namespace: str, name: str, secrets: list[str], warnings: list[str]) -
     clean_ns, clean_name = strip_credentials(namespace), strip_credentials(name)
     if (clean_ns, clean_name) != (namespace, name):
         warnings.append("credentials removed from the dataset identity")
-    if any(s in clean_ns or s in clean_name for s in secrets if len(s) >= 3):
+    # Only secrets of 6+ characters: a short password ("kafka", "db1") would match by coincidence.
+    if any(s in clean_ns or s in clean_name for s in secrets if len(s) >= 6):
         warnings.append("the dataset identity would contain a secret option value; no dataset")
         return None
     return clean_ns, clean_name

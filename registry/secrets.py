@@ -78,7 +78,7 @@ _TOKEN_USERINFO = re.compile(r"(?i)\b(?P<lead>(?:https?|ftps?|wss?|git)://)(?P<t
 # Oracle thin/oci: jdbc:oracle:thin:user/password@host
 _ORACLE_USER_PW = re.compile(r"(?i)(?P<lead>oracle:[a-z0-9]+:)(?P<user>[^/@:\s'\"]+)/(?P<pw>[^@\s'\"]+)@")
 # key=value parameters (query, `;` params, MySQL `(password=..)`, key=value lists)
-_PARAM = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9_.\-]*)=(?P<value>\{[^}]*\}|[^&;,()\s'\"?#]*)")
+_PARAM = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,100})=(?P<value>\{[^}]{0,500}\}|[^&;,()\s'\"?#]*+)")
 _USER_PARAM_KEYS = {"user", "username"}
 
 
@@ -176,11 +176,14 @@ def _spellings(secret: str) -> list[str]:
     return sorted((f for f in forms if f), key=len, reverse=True)
 
 
-_URL_IN_TEXT = re.compile(r"(?i)\b(?:jdbc:)?[a-z][a-z0-9+.\-]*:(?:[a-z0-9]+:)*//[^\s'\"`<>]+")
-# 'key' = 'value' (SQL WITH clauses), 'key': 'value' (Python reprs), "key": "value" (JSON)
-_QUOTED_PAIR = re.compile(
-    r"""(?P<k>(?P<q>['"])(?P<key>[^'"\n]{1,200})(?P=q)\s*[=:]\s*)(?P<vq>['"])(?P<v>(?:(?!(?P=vq)).|(?P=vq)(?P=vq)|\\.)*)(?P=vq)"""
-)
+# Patterns run over arbitrary text (a whole SQL script, a log): alternatives are disjoint and
+# quantifiers possessive or bounded, so that no input can make them backtrack for long.
+_URL_IN_TEXT = re.compile(r"(?i)\b(?:jdbc:)?[a-z][a-z0-9+.\-]{0,30}:(?:[a-z0-9]{1,20}:){0,3}//[^\s'\"`<>]++")
+# 'key' = 'value' (SQL WITH clauses, '' escapes a quote), 'key': 'value' (Python reprs)
+_SQL_PAIR = re.compile(r"(?P<k>'(?P<key>[^'\n]{1,200})'\s*+[=:]\s*+)'(?P<v>(?:[^']|'')*+)'")
+# "key": "value" (JSON, backslash escapes)
+_JSON_PAIR = re.compile(r'(?P<k>"(?P<key>[^"\n]{1,200})"\s*+[=:]\s*+)"(?P<v>(?:[^"\\]|\\.)*+)"')
+_TEXT_PARAM = re.compile(r"(?P<key>\b[A-Za-z][A-Za-z0-9_.\-]{0,100})=(?P<value>\{[^}]{0,500}\}|[^&;,()\s'\"?#]*+)")
 
 
 def redact_text(text: str, options: Mapping[str, str] | None = None) -> str:
@@ -197,10 +200,9 @@ def redact_text(text: str, options: Mapping[str, str] | None = None) -> str:
             else:
                 out = out.replace(form, MASK)
     # secret-looking pairs of any table or config, whatever options we were given
-    out = _QUOTED_PAIR.sub(
-        lambda m: f"{m['k']}{m['vq']}{MASK}{m['vq']}" if is_secret_key(m["key"]) else m.group(0), out
-    )
-    out = _PARAM.sub(
+    out = _SQL_PAIR.sub(lambda m: f"{m['k']}'{MASK}'" if is_secret_key(m["key"]) else m.group(0), out)
+    out = _JSON_PAIR.sub(lambda m: f'{m["k"]}"{MASK}"' if is_secret_key(m["key"]) else m.group(0), out)
+    out = _TEXT_PARAM.sub(
         lambda m: f"{m['key']}={MASK}" if m["value"] and _secret_param(m["key"], users_too=False) else m.group(0),
         out,
     )
