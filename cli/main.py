@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="planlineage: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")  # messages carry their own prefix
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

@@ -101,9 +101,10 @@ class Compiler:
 
         tables = {}
         for identifier in _table_identifiers(plan):
-            described = session.describeTable(*identifier)
+            described = session.describeTable(identifier)
             if described != "null":
-                tables[".".join(identifier)] = json.loads(described)
+                table = json.loads(described)
+                tables[table.pop("identifier")] = table
         return {"ok": True, "plan": plan, "tables": tables, "kinds": kinds}
 
     @staticmethod
@@ -117,48 +118,24 @@ class Compiler:
         return None
 
 
-def _table_identifiers(plan: dict | None) -> list[tuple[str, str, str]]:
-    """Every table a plan names, wherever a node embeds it."""
-    found: list[tuple[str, str, str]] = []
+def _table_identifiers(plan: dict | None) -> list[str]:
+    """Every table a plan names (as the plan quotes it), wherever a node embeds it."""
+    found: list[str] = []
 
-    def visit(value):
+    def visit(value, key=None):
         if isinstance(value, dict):
-            identifier = value.get("identifier")
-            if isinstance(identifier, str) and "resolvedTable" in value or (
-                isinstance(identifier, str) and set(value) <= {"identifier", "resolvedTable"}
-            ):
-                parts = _split_identifier(identifier)
-                if parts and parts not in found:
-                    found.append(parts)
-            for item in value.values():
-                visit(item)
+            if key == "table" and isinstance(value.get("identifier"), str):
+                if value["identifier"] not in found:
+                    found.append(value["identifier"])
+                return
+            for child_key, child in value.items():
+                visit(child, child_key)
         elif isinstance(value, list):
             for item in value:
-                visit(item)
+                visit(item, key)
 
     visit(plan or {})
     return found
-
-
-def _split_identifier(text: str) -> tuple[str, str, str] | None:
-    """`cat`.`db`.`t` (backticks doubled inside names) into its three parts."""
-    parts, current, i, quoted = [], [], 0, False
-    while i < len(text):
-        c = text[i]
-        if c == "`":
-            if quoted and i + 1 < len(text) and text[i + 1] == "`":
-                current.append("`")
-                i += 2
-                continue
-            quoted = not quoted
-        elif c == "." and not quoted:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(c)
-        i += 1
-    parts.append("".join(current))
-    return tuple(parts) if len(parts) == 3 else None
 
 
 def main() -> int:

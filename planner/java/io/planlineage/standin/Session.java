@@ -229,14 +229,17 @@ public final class Session {
      * What the catalog knows of a table, as JSON: the options the user wrote (connector restored),
      * whether it is temporary, and its columns. Temporary tables carry no options in the plan.
      */
-    public String describeTable(String catalog, String database, String name) {
-        ObjectIdentifier id = ObjectIdentifier.of(catalog, database, name);
+    public String describeTable(String serializedIdentifier) {
+        // Flink's own parser reads the plan's quoted identifier, so escaping rules stay Flink's.
+        ObjectIdentifier id = tEnv.getCatalogManager()
+                .qualifyIdentifier(tEnv.getParser().parseIdentifier(serializedIdentifier));
         Optional<ContextResolvedTable> found = tEnv.getCatalogManager().getTable(id);
         if (!found.isPresent()) {
             return "null";
         }
         ContextResolvedTable table = found.get();
         Map<String, Object> out = new LinkedHashMap<>();
+        out.put("identifier", id.asSummaryString());
         out.put("temporary", table.isTemporary());
         ResolvedCatalogBaseTable<?> resolved = table.getResolvedTable();
         Map<String, String> options = new LinkedHashMap<>(resolved.getOptions());
