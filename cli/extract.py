@@ -6,11 +6,12 @@ SQL -> planner (a child in the version's venv) -> plan JSON -> walk -> registry 
 from __future__ import annotations
 
 import re
-from contextlib import nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 from planlineage.document import Column, JobLineage, SinkLineage, TableLineage
 from planlineage.planner import script as sql_script
+from planlineage.planner import warm
 from planlineage.planner.compiler import Planner, PlannerError
 from planlineage.planner.request import build_request
 from planlineage.planner.provision import ProvisionError, ensure
@@ -49,14 +50,14 @@ def extract(
     if not any(s.kind in sql_script.SINKS for s in sent):
         return JobLineage(flink_version=provisioned.flink.version, runtime_mode=mode)
 
-    with (nullcontext(planner) if planner else Planner(provisioned)) as running:
-        answer = running.compile(request, timeout=timeout)
+    with _planner_for(provisioned, planner) as compile_job:
+        answer = compile_job(request, timeout)
         if not answer.get("ok") and request["batch"] and answer.get("error", {}).get("statement") is not None \
                 and sent[answer["error"]["statement"]].kind in sql_script.SINKS:
             # The batch planner could not put this job into a plan; the streaming re-plan reads
             # the same tables (see build_request).
             request, sent, mode = build_request(statements, provisioned, jars, replan_batch=True)
-            answer = running.compile(request, timeout=timeout)
+            answer = compile_job(request, timeout)
     if not answer.get("ok"):
         raise _compile_error(answer.get("error") or {}, sent, secrets)
 
@@ -73,6 +74,33 @@ def extract(
         sinks=sinks,
         warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
     )
+
+
+@contextmanager
+def _planner_for(provisioned, planner: Planner | None):
+    """A compile function: the given planner, else the running warm worker, else a cold child.
+
+    The cold child is started only when the warm worker cannot answer, and then serves the
+    rest of this job (a batch job may be compiled twice).
+    """
+    if planner is not None:
+        yield lambda request, timeout: planner.compile(request, timeout=timeout)
+        return
+    cold: list[Planner] = []
+
+    def compile_job(request: dict, timeout: float) -> dict:
+        if not cold:
+            answer = warm.compile_warm(provisioned.flink.minor, request, timeout)
+            if answer is not None:
+                return answer
+            cold.append(Planner(provisioned))
+        return cold[0].compile(request, timeout=timeout)
+
+    try:
+        yield compile_job
+    finally:
+        for running in cold:
+            running.close()
 
 
 def _table_lineage(use: TableUse, tables: dict, identity: IdentityConfig | None, warnings: list[str]) -> TableLineage:

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 
 from planlineage import __version__
 
@@ -34,10 +35,12 @@ def cmd_extract(args) -> int:
     from planlineage.extract import ExtractError, PlannerError, ProvisionError, extract
     from planlineage.registry import ConfigError
 
+    if len(args.script) > 1 or Path(args.script[0]).is_dir():
+        return cmd_backfill(args)
     try:
-        script = _read_script(args.script)
+        script = _read_script(args.script[0])
     except OSError as error:
-        print(f"planlineage: cannot read {args.script}: {error.strerror}.", file=sys.stderr)
+        print(f"planlineage: cannot read {args.script[0]}: {error.strerror}.", file=sys.stderr)
         return EXIT_FAILED
     try:
         identity = _identity_config(args)
@@ -54,6 +57,57 @@ def cmd_extract(args) -> int:
     else:
         print(render_table(lineage))
     return EXIT_OK
+
+
+def cmd_backfill(args) -> int:
+    """Many scripts: one JSON line each on stdout; exit 0 when all compiled, 2 when any failed."""
+    from planlineage import backfill
+    from planlineage.planner.provision import ProvisionError
+    from planlineage.registry import ConfigError
+
+    scripts = backfill.collect_scripts(args.script)
+    if not scripts:
+        print("planlineage: no .sql scripts found in " + ", ".join(args.script), file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        identity = _identity_config(args)
+        _, failed = backfill.run(scripts, flink_version=args.flink_version, jars=args.jar,
+                                 identity=identity, jobs=args.jobs)
+    except ConfigError as error:
+        print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except ProvisionError as error:
+        print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_worker(args) -> int:
+    from planlineage.planner import warm
+    from planlineage.planner.provision import ProvisionError
+
+    limits = warm.Limits(job_timeout=args.job_timeout, max_jobs=args.max_jobs, max_rss_mb=args.max_rss_mb)
+    try:
+        if args.worker_command == "serve":
+            return warm.serve(args.flink_version, limits, args.idle_timeout)
+        if args.worker_command == "start":
+            for version in args.flink_version_list or [None]:
+                info = warm.start(version, limits, args.idle_timeout)
+                print(f"Flink {info['flink_version']} worker running (pid {info['pid']}, {info['socket']})")
+            return EXIT_OK
+        if args.worker_command == "stop":
+            stopped = warm.stop(args.flink_version)
+            print(f"{stopped} worker(s) stopped")
+            return EXIT_OK
+        workers = warm.status()
+        if not workers:
+            print("no worker running")
+        for info in workers:
+            print(json.dumps(info))
+        return EXIT_OK
+    except (warm.WorkerError, ProvisionError) as error:
+        print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
 
 
 def render_table(lineage) -> str:
@@ -124,7 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--metalake", help="Gravitino metalake (profile gravitino)")
 
     extract = commands.add_parser("extract", help="print the table lineage of a Flink SQL script")
-    extract.add_argument("script", help="the SQL file, or - for standard input")
+    extract.add_argument("script", nargs="+",
+                         help="the SQL file, or - for standard input; several files or a folder: one JSON line each")
+    extract.add_argument("--jobs", type=int, default=2, help="planners side by side for several scripts (default 2)")
     extract.add_argument("--flink-version", default=None, help="e.g. 1.20 or 1.20.5 (default 1.20)")
     extract.add_argument("--jar", action="append", default=[], help="a connector, format, UDF or catalog jar")
     extract.add_argument("--format", choices=["json", "table"], default=None)
@@ -143,6 +199,21 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("versions", nargs="+", help="e.g. 1.20 2.3")
     flink_commands.add_parser("list", help="show which versions are provisioned")
     flink.set_defaults(run=cmd_flink)
+
+    worker = commands.add_parser("worker", help="warm planners: one long-lived JVM per Flink version")
+    worker_commands = worker.add_subparsers(dest="worker_command", required=True)
+    for name, text in (("start", "start a worker per version (default 1.20)"), ("serve", "run a worker in the foreground"),
+                       ("stop", "stop workers"), ("status", "show running workers")):
+        sub = worker_commands.add_parser(name, help=text)
+        if name == "start":
+            sub.add_argument("flink_version_list", nargs="*", metavar="VERSION")
+        elif name in ("serve", "stop"):
+            sub.add_argument("--flink-version", default=None)
+        sub.add_argument("--idle-timeout", type=float, default=900.0, help="stop after this many idle seconds")
+        sub.add_argument("--max-jobs", type=int, default=500, help="recycle the JVM after this many jobs")
+        sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")
+        sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
+    worker.set_defaults(run=cmd_worker)
 
     from planlineage import lifecycle_cli
 

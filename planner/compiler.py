@@ -104,6 +104,10 @@ class Planner:
                 return answer
 
     @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
     def alive(self) -> bool:
         return self._process.poll() is None
 

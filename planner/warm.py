@@ -1,0 +1,332 @@
+"""Warm planners: one long-lived compile server per Flink version, reached over a local socket.
+
+A cold compile pays for a JVM start and the planner's first compile (seconds); a warm JVM
+compiles the next job in a fresh TableEnvironment in a fraction of a second. A warm worker is a
+small daemon that keeps one `Planner` per Flink version and serves compile requests on a Unix
+socket that only its user can open (a 0700 folder, a 0600 socket). Callers that find no worker
+fall back to a cold child, so a missing or dead worker costs time, never a result.
+
+`SelfHealingPlanner` is what both the daemon and the batch mode (`extract DIR --jobs N`) run: it
+restarts a planner that died, kills and replaces one that hangs past the job timeout, and
+recycles it after a number of jobs or once its memory grows past a limit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from planlineage.planner.compiler import Planner, PlannerError
+from planlineage.planner.provision import Provisioned, ensure
+
+log = logging.getLogger("planlineage.warm")
+
+WORKER_DIR_ENV = "PLANLINEAGE_WORKER_DIR"
+DEFAULT_IDLE_SECONDS = 15 * 60
+DEFAULT_MAX_JOBS = 500
+DEFAULT_MAX_RSS_MB = 600
+DEFAULT_JOB_TIMEOUT = 120.0
+CONNECT_TIMEOUT = 0.5
+
+
+#: A job that loads the planner's classes, compiled once when a worker starts.
+WARM_UP = {
+    "statements": [
+        {"sql": "CREATE TABLE s (a INT, b STRING) WITH ('connector' = 'datagen')", "line": 1},
+        {"sql": "CREATE TABLE o (a INT, n BIGINT) WITH ('connector' = 'blackhole')", "line": 1},
+        {"sql": "INSERT INTO o SELECT a, COUNT(b) FROM s GROUP BY a", "line": 1},
+    ],
+    "config": {"execution.runtime-mode": "streaming"},
+    "batch": False,
+    "forced_stand_ins": [],
+}
+
+
+class WorkerError(RuntimeError):
+    """A warm worker could not be started or reached."""
+
+
+@dataclass
+class Limits:
+    job_timeout: float = DEFAULT_JOB_TIMEOUT
+    max_jobs: int = DEFAULT_MAX_JOBS
+    max_rss_mb: int = DEFAULT_MAX_RSS_MB
+
+
+class SelfHealingPlanner:
+    """A Planner that is replaced when it dies, hangs, or has served long enough."""
+
+    def __init__(self, provisioned: Provisioned, limits: Limits | None = None):
+        self.provisioned = provisioned
+        self.limits = limits or Limits()
+        self._planner: Planner | None = None
+        self.generation = 0  # how many planners this one has started
+        self.jobs = 0
+
+    def _running(self) -> Planner:
+        if self._planner is None or not self._planner.alive:
+            if self._planner is not None:
+                self._planner.close()
+            self._planner = Planner(self.provisioned)
+            self.generation += 1
+        return self._planner
+
+    def compile(self, request: dict, timeout: float | None = None) -> dict:
+        """The compile server's answer; a planner that dies mid-job is replaced and asked again once.
+
+        `timeout` is accepted for the Planner interface; the job timeout of the limits applies.
+        """
+        for attempt in (1, 2):
+            planner = self._running()
+            try:
+                answer = planner.compile(request, timeout=self.limits.job_timeout)
+            except PlannerError as error:
+                self._discard()
+                timed_out = "in time" in str(error)
+                if timed_out or attempt == 2:
+                    # A job that hangs would hang again: report it rather than retry it.
+                    reason = f"the job took longer than {self.limits.job_timeout:g} s" if timed_out else str(error)
+                    return {"ok": False, "error": {"statement": None, "message": reason}}
+                continue
+            self.jobs += 1
+            self._recycle_if_due(planner)
+            return answer
+        raise AssertionError("unreachable")
+
+    def _recycle_if_due(self, planner: Planner) -> None:
+        if planner.jobs >= self.limits.max_jobs or self.rss_mb() > self.limits.max_rss_mb:
+            self._discard()
+
+    def _discard(self) -> None:
+        if self._planner is not None:
+            self._planner.close()
+            self._planner = None
+
+    def rss_mb(self) -> float:
+        """Resident memory of the planner's process tree (python child + JVM), in MB."""
+        if self._planner is None:
+            return 0.0
+        return process_tree_rss_mb(self._planner.pid)
+
+    @property
+    def planner_pid(self) -> int | None:
+        return self._planner.pid if self._planner is not None and self._planner.alive else None
+
+    def close(self) -> None:
+        self._discard()
+
+
+def process_tree_rss_mb(pid: int) -> float:
+    total = 0
+    for child in [pid, *_descendants(pid)]:
+        try:
+            for line in Path(f"/proc/{child}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return total / 1024
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return found
+    for child in children:
+        found.append(int(child))
+        found.extend(_descendants(int(child)))
+    return found
+
+
+# --- where workers live -------------------------------------------------------------------
+
+
+def worker_dir(create: bool = False) -> Path:
+    """The folder of the sockets, private to this user (checked, not assumed, when it exists)."""
+    configured = os.environ.get(WORKER_DIR_ENV)
+    # Socket paths are limited to ~100 bytes, so the default is short rather than in a cache dir.
+    folder = Path(configured) if configured else Path("/tmp") / f"planlineage-{os.getuid()}"
+    if create:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.exists():
+        info = folder.stat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise WorkerError(f"{folder} is not private to this user (owner and mode 0700 required); "
+                              f"remove it or set {WORKER_DIR_ENV}.")
+    return folder
+
+
+def socket_path(minor: str) -> Path:
+    return worker_dir() / f"flink-{minor}.sock"
+
+
+# --- the client side ----------------------------------------------------------------------
+
+
+def _call(path: Path, message: dict, timeout: float) -> dict:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(CONNECT_TIMEOUT)
+        conn.connect(str(path))
+        conn.settimeout(timeout)
+        conn.sendall(json.dumps(message).encode() + b"\n")
+        reader = conn.makefile("rb")
+        line = reader.readline()
+    if not line:
+        raise WorkerError("the worker closed the connection")
+    return json.loads(line)
+
+
+def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
+    """The answer of the running worker of that version, or None when there is none to ask."""
+    try:
+        path = socket_path(minor)
+    except WorkerError as error:
+        log.warning("planlineage: %s", error)
+        return None
+    if not path.exists():
+        return None
+    try:
+        answer = _call(path, {"op": "compile", "request": request}, timeout)
+    except (OSError, ValueError, WorkerError):
+        return None  # a stale socket or a dying worker: the cold path answers instead
+    return answer if "ok" in answer else None
+
+
+def status() -> list[dict]:
+    """What every reachable worker says about itself; stale sockets are reported as such."""
+    try:
+        folder = worker_dir()
+    except WorkerError as error:
+        return [{"error": str(error)}]
+    found = []
+    for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
+        try:
+            found.append(_call(path, {"op": "status"}, 5.0))
+        except (OSError, ValueError, WorkerError):
+            found.append({"socket": str(path), "state": "not answering (stale socket)"})
+    return found
+
+
+def stop(minor: str | None = None) -> int:
+    """Stops the worker of a version (or every worker); how many were stopped."""
+    folder = worker_dir()
+    stopped = 0
+    for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
+        if minor and path.name != f"flink-{minor}.sock":
+            continue
+        try:
+            _call(path, {"op": "stop"}, 10.0)
+            stopped += 1
+        except (OSError, ValueError, WorkerError):
+            path.unlink(missing_ok=True)  # nobody listens: a leftover
+        deadline = time.monotonic() + 10
+        while path.exists() and time.monotonic() < deadline:  # stopped means no longer reachable
+            time.sleep(0.05)
+    return stopped
+
+
+def start(version: str | None, limits: Limits, idle_seconds: float, wait: float = 90.0) -> dict:
+    """Starts a detached worker for a version (provisioning it first) and waits until it answers."""
+    provisioned = ensure(version)
+    minor = provisioned.flink.minor
+    path = socket_path(minor) if worker_dir(create=True) else None
+    assert path is not None
+    try:
+        return _call(path, {"op": "status"}, 5.0)  # already running
+    except (OSError, ValueError, WorkerError):
+        path.unlink(missing_ok=True)
+    log_path = worker_dir() / f"flink-{minor}.log"
+    command = [sys.executable, "-m", "planlineage", "worker", "serve", "--flink-version", minor,
+               "--idle-timeout", str(idle_seconds), "--max-jobs", str(limits.max_jobs),
+               "--max-rss-mb", str(limits.max_rss_mb), "--job-timeout", str(limits.job_timeout)]
+    with open(log_path, "ab") as out:
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            return _call(path, {"op": "status"}, 5.0)
+        except (OSError, ValueError, WorkerError):
+            time.sleep(0.2)
+    raise WorkerError(f"the Flink {minor} worker did not start within {wait:g} s; see {log_path}")
+
+
+# --- the daemon ---------------------------------------------------------------------------
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
+    """Runs a worker in this process until stopped or idle for `idle_seconds`."""
+    provisioned = ensure(version)
+    minor = provisioned.flink.minor
+    path = socket_path(minor) if worker_dir(create=True) else None
+    assert path is not None
+    planner = SelfHealingPlanner(provisioned, limits)
+    # Pay the JVM start and the planner's first compile now, not on the first job.
+    planner.compile(WARM_UP)
+    planner.jobs = 0
+    lock = threading.Lock()  # one job at a time per JVM; more throughput = more workers
+    state = {"last_used": time.monotonic(), "started": time.time()}
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            line = self.rfile.readline()
+            if not line:
+                return
+            try:
+                message = json.loads(line)
+            except ValueError:
+                return
+            op = message.get("op")
+            if op == "compile":
+                with lock:
+                    answer = planner.compile(message.get("request") or {})
+                    state["last_used"] = time.monotonic()
+            elif op == "status":
+                answer = {"flink_version": provisioned.flink.version, "socket": str(path), "pid": os.getpid(),
+                          "planner_pid": planner.planner_pid, "jobs": planner.jobs,
+                          "planners_started": planner.generation, "rss_mb": round(planner.rss_mb(), 1),
+                          "idle_seconds": round(time.monotonic() - state["last_used"], 1),
+                          "uptime_seconds": round(time.time() - state["started"], 1), "state": "running"}
+            elif op == "stop":
+                answer = {"stopping": True}
+                threading.Thread(target=server.shutdown, daemon=True).start()
+            else:
+                answer = {"error": f"unknown op {op!r}"}
+            self.wfile.write(json.dumps(answer).encode() + b"\n")
+
+    old_mask = os.umask(0o177)  # the socket is created 0600: only this user may connect
+    try:
+        path.unlink(missing_ok=True)
+        server = _Server(str(path), Handler)
+    finally:
+        os.umask(old_mask)
+
+    def watch_idle() -> None:
+        while True:
+            time.sleep(min(5.0, max(idle_seconds / 4, 0.2)))
+            if not lock.locked() and time.monotonic() - state["last_used"] > idle_seconds:
+                server.shutdown()
+                return
+
+    threading.Thread(target=watch_idle, daemon=True).start()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        path.unlink(missing_ok=True)
+        server.server_close()
+        planner.close()
+    return 0
