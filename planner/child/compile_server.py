@@ -52,15 +52,25 @@ class Compiler:
         from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
         out = open(log_path, "a") if log_path else None  # noqa: SIM115 - lives as long as the JVM
-        port = launch_gateway(
+        port, self.process = launch_gateway(
             classpath=os.pathsep.join(classpath),
             javaopts=java_options,
             die_on_exit=True,
             redirect_stdout=out,
             redirect_stderr=out,
+            return_proc=True,
         )
         self.gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_convert=True))
         self.jvm = self.gateway.jvm
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Lets the JVM exit normally (a class-data archive is written at a normal exit)."""
+        self.gateway.close()
+        try:
+            self.process.stdin.close()  # die_on_exit: the JVM exits when its stdin closes
+            self.process.wait(timeout)
+        except Exception:  # the JVM is gone or stuck: it must not outlive the server
+            self.process.kill()
 
     def compile(self, request: dict) -> dict:
         jvm = self.jvm
@@ -169,6 +179,7 @@ def main() -> int:
         answer["id"] = request.get("id")
         answer.setdefault("timings", {})["server_ms"] = round((time.perf_counter() - started) * 1000, 2)
         print(json.dumps(answer), file=out, flush=True)
+    compiler.close()
     return 0
 
 
