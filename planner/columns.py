@@ -14,6 +14,14 @@ stronger of the two direct subtypes (AGGREGATION > TRANSFORMATION > IDENTITY) an
 indirect dependency as it is; an INDIRECT step (a column used in a condition) turns everything the
 column derives from into that indirect subtype.
 
+Choices where the spec leaves room: CONDITIONAL (CASE/IF/COALESCE conditions) belongs to the one
+column computed; an OVER aggregate's partition and order keys WINDOW its result columns only (it
+drops no row), while a rank, deduplication or MATCH_RECOGNIZE partition/order WINDOWs the rows;
+a CAST keeps IDENTITY only when the value is unchanged (nullability or time-attribute marker);
+hashes and COUNT mask. Plans are read as they are: what the planner adds (AVG as SUM/COUNT with a
+null guard, a batch DISTINCT as a second GROUP BY) shows; the hash bucket of a split DISTINCT is
+the one planner artefact left out, because it is no grouping of the result.
+
 Node kinds are read from the JSON of Flink 1.18-2.3 (`stream-exec-*`, `batch-exec-*`, version
 suffix ignored). A node kind this module does not know, or a known one whose JSON it cannot read,
 never yields a guessed edge: its output columns derive INDIRECT (no subtype) from every input
@@ -28,7 +36,7 @@ from typing import Callable, Iterable, Mapping
 
 import networkx as nx
 
-from planlineage.planner.walk import node_kind, plan_graph, unquote_identifier
+from planlineage.planner.walk import embedded_tables, node_kind, plan_graph, unquote_identifier
 
 DIRECT, INDIRECT = "DIRECT", "INDIRECT"
 
@@ -75,7 +83,7 @@ _MASKING = {"MD5", "SHA1", "SHA2", "SHA224", "SHA256", "SHA384", "SHA512", "COUN
 _AGGREGATE_FUNCTIONS = {"SUM", "SUM0", "COUNT", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE", "LISTAGG",
                         "COLLECT", "ARRAY_AGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP",
                         "APPROX_COUNT_DISTINCT", "JSON_ARRAYAGG", "JSON_OBJECTAGG"}
-# Match-recognize navigation and CAST-like calls return an input value unchanged.
+# Match-recognize navigation returns a value of one row unchanged.
 _VALUE_PASSING = {"FINAL", "RUNNING", "FIRST", "LAST", "PREV", "NEXT"}
 
 Origin = tuple[str, str]
@@ -115,13 +123,20 @@ def _union(*lineages: Lineage) -> dict[Origin, frozenset[Transformation]]:
     result: dict[Origin, frozenset[Transformation]] = {}
     for lineage in lineages:
         for origin, transformations in lineage.items():
-            result[origin] = result.get(origin, frozenset()) | transformations
+            result[origin] = _unmasked_wins(result.get(origin, frozenset()) | transformations)
     return result
+
+
+def _unmasked_wins(transformations: frozenset[Transformation]) -> frozenset[Transformation]:
+    """The same step reached both masked and unmasked (AVG = SUM / COUNT): the value is exposed."""
+    exposed = {(t.type, t.subtype, t.description) for t in transformations if not t.masking}
+    return frozenset(t for t in transformations if not (t.masking and (t.type, t.subtype, t.description) in exposed))
 
 
 def _compose(inner: Transformation, step: Transformation) -> Transformation:
     if step.type == INDIRECT:
-        return Transformation(INDIRECT, step.subtype, inner.description or step.description, inner.masking)
+        # An indirect dependency never exposes the value, so it is never masking.
+        return Transformation(INDIRECT, step.subtype, step.description or inner.description)
     if inner.type == INDIRECT:
         return inner
     subtype = max(inner.subtype, step.subtype, key=lambda s: _DIRECT_STRENGTH[s])
@@ -742,13 +757,22 @@ def _table_fields(spec: dict, names: list[str] | None, tables: dict) -> Relation
     metadata = {c.get("metadata_key") or c["name"]: c for c in columns if c.get("kind") == "metadata"}
     rows: dict = {}
     for ability in spec.get("abilities") or []:
-        fields, rows = _apply_ability(ability, fields, rows, table, columns, metadata)
+        fields, rows = _apply_ability(ability, fields, rows, table, metadata)
     if names is not None and len(names) != len(fields):
-        raise Unreadable(f"scan of {table}: {len(fields)} columns for {len(names)} output fields")
+        # 1.18 does not serialise ReadingMetadata; the produced fields still carry column names.
+        fields = _fields_by_name(names, table, columns)
     return Relation(fields, rows)
 
 
-def _apply_ability(ability: dict, fields: list[Field], rows: dict, table: str, columns, metadata):
+def _fields_by_name(names: list[str], table: str, columns: list[dict]) -> list[Field]:
+    readable = {c["name"]: c for c in columns if c.get("kind") in ("physical", "metadata")}
+    missing = [name for name in names if name not in readable]
+    if missing:
+        raise Unreadable(f"scan of {table}: output fields {missing} are not columns of the table")
+    return [Field(name, _column_lineage(table, readable[name])) for name in names]
+
+
+def _apply_ability(ability: dict, fields: list[Field], rows: dict, table: str, metadata: dict):
     kind = ability.get("type")
     if kind == "ProjectPushDown":
         projected = []
@@ -842,9 +866,22 @@ def _fallback(n: _Node, reason: str, warnings: list[str]) -> Relation:
     warnings.append(f"column lineage: node kind '{n.kind}' (node {n.node.get('id')}) is not understood ({reason}); "
                     "its columns are reported as derived INDIRECT from every input column")
     unknown = Transformation(INDIRECT, None, f"not analysed: {n.kind}")
-    everything = _indirect(unknown, *(f.origins for r in n.inputs for f in r.fields), *(r.rows for r in n.inputs))
+    read = [f.origins for r in n.inputs for f in r.fields] + [r.rows for r in n.inputs] + _embedded_columns(n)
+    everything = _indirect(unknown, *read)
     width = len(n.names) if n.names is not None else max((len(r.fields) for r in n.inputs), default=0)
     return Relation([Field(n.name(i), everything) for i in range(width)], everything)
+
+
+def _embedded_columns(n: _Node) -> list[dict]:
+    """Every column of a table the node reads by itself (a lookup-like node has no edge to it)."""
+    found = []
+    for table in embedded_tables(n.node):
+        try:
+            name, columns = _table_columns({"table": table}, n.tables)
+        except Unreadable:
+            continue
+        found += [_column_lineage(name, c) for c in columns if c.get("kind") in ("physical", "metadata")]
+    return found
 
 
 def _evaluate(n: _Node, warnings: list[str]) -> Relation:
@@ -853,6 +890,8 @@ def _evaluate(n: _Node, warnings: list[str]) -> Relation:
         return _fallback(n, "unknown node kind", warnings)
     try:
         relation = handler(n)
+    # A shape a handler did not expect (a key renamed in a later Flink, a list where a dict was)
+    # must end in the conservative answer, never in a crash or a half-read node.
     except (Unreadable, KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         return _fallback(n, str(error) or type(error).__name__, warnings)
     if n.names is not None and len(relation.fields) != len(n.names):
