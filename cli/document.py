@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_serializer
+
+from planlineage.planner.columns import column_lineage
 
 
 class Symlink(BaseModel):
@@ -41,8 +43,45 @@ class TableLineage(BaseModel):
     model_config = {"populate_by_name": True}
 
 
+class ColumnTransformation(BaseModel):
+    """How a source column reaches a sink column: OpenLineage's `type` (DIRECT/INDIRECT) and subtype."""
+
+    type: str
+    subtype: str | None = None  # None only when a plan node was not understood (see planner.columns)
+    description: str | None = None
+    masking: bool = False
+
+    @model_serializer(mode="wrap")
+    def _only_what_is_set(self, handler):
+        data = handler(self)
+        for key in ("description", "subtype"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        if not data.get("masking"):
+            data.pop("masking", None)
+        return data
+
+
+class ColumnInput(BaseModel):
+    """One source column of a sink column: the input table (as in `inputs`) and its column."""
+
+    table: str
+    column: str
+    transformations: list[ColumnTransformation] = Field(default_factory=list)
+
+
 class SinkLineage(TableLineage):
     inputs: list[TableLineage] = Field(default_factory=list)
+    # Per sink column, every source column that affects it (only when column lineage was asked for).
+    columns: dict[str, list[ColumnInput]] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_columns(self, handler):
+        # Documents without column lineage stay exactly as they were before it existed.
+        data = handler(self)
+        if self.columns is None:
+            data.pop("columns", None)
+        return data
 
 
 class JobLineage(BaseModel):
@@ -53,3 +92,23 @@ class JobLineage(BaseModel):
 
     def to_json_dict(self) -> dict:
         return self.model_dump(by_alias=True, mode="json")
+
+
+def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[str]:
+    """Fills each sink's `columns` from the compiled plan; returns the warnings of the analysis.
+
+    Each column lists its own sources and the dataset-wide ones (join keys, filters, grouping...)
+    repeated, the columnLineage facet's per-field form that every consumer reads.
+    """
+    lineage, warnings = column_lineage(plan, tables)
+    for sink in sinks:
+        found = lineage.get(sink.table)
+        if found is None:
+            continue
+        sink.columns = {
+            name: [ColumnInput(table=s.table, column=s.column, transformations=[
+                ColumnTransformation(type=t.type, subtype=t.subtype, description=t.description, masking=t.masking)
+                for t in s.transformations]) for s in sources]
+            for name, sources in found.merged().items()
+        }
+    return warnings
