@@ -23,6 +23,12 @@ children but **no inputs and no outputs**:
 Every event of a run, terminal ones included, repeats the run's inputs, outputs and ``jobType``
 facet (Marquez rebuilds batch edges from terminal events and wipes them on an empty one).
 
+When a sink carries column lineage (``SinkLineage.columns``), each of its output datasets gets
+the ``columnLineage`` facet: per sink column, one input field per dataset its source table
+resolved to, with the transformations; dataset-wide influences (join keys, filters, ...) are on
+every field and the facet's ``dataset`` list stays empty (the spec's per-field form, the one
+consumers that only read ``fields`` understand).
+
 Child run ids are ``uuid5(parent run id, sink table)``: retries and later state events of the
 same submission reuse them without any stored mapping.
 """
@@ -37,6 +43,7 @@ from typing import Any, Iterable
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import (
+    column_lineage_dataset,
     error_message_run,
     job_type_job,
     parent_run,
@@ -72,6 +79,9 @@ class PlannedJob:
     outputs: tuple[Dataset, ...] = ()
     input_schemas: dict[tuple[str, str], list[Column]] = field(default_factory=dict, compare=False)
     output_schemas: dict[tuple[str, str], list[Column]] = field(default_factory=dict, compare=False)
+    # Per output dataset, per column, the input fields it derives from (sinks with `columns` only).
+    output_columns: dict[tuple[str, str], dict[str, list[column_lineage_dataset.InputField]]] = field(
+        default_factory=dict, compare=False)
     is_parent: bool = False
     is_child: bool = False
 
@@ -129,7 +139,8 @@ def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJo
             (ds, table.schema_) for sink in sinks for table in sink.inputs for ds in table.datasets
         )
         outputs, out_schemas = _dedupe((ds, sink.schema_) for sink in sinks for ds in sink.datasets)
-        return PlannedJob(name, rid, inputs, outputs, in_schemas, out_schemas, is_child=child)
+        return PlannedJob(name, rid, inputs, outputs, in_schemas, out_schemas,
+                          output_columns=_column_lineage_fields(sinks), is_child=child)
 
     if len(groups) <= 1:
         sinks = next(iter(groups.values()), [])
@@ -142,7 +153,48 @@ def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJo
     return jobs
 
 
-def _dataset_facets(dataset: Dataset, schema: list[Column]) -> dict[str, Any]:
+def _column_lineage_fields(sinks: list[SinkLineage]) -> dict[tuple[str, str], dict[str, list]]:
+    """The columnLineage fields of every output dataset of these sinks.
+
+    A sink column's source column names a Flink table; it becomes one input field per dataset that
+    table resolved to (the sink's `inputs`). A table without datasets (unknown connector) cannot
+    be named, so its columns are left out, as the table itself is left out of the inputs.
+    """
+    per_output: dict[tuple[str, str], dict[str, dict[tuple[str, str, str], list]]] = {}
+    for sink in sinks:
+        if not sink.columns:
+            continue
+        datasets_of = {table.table: table.datasets for table in sink.inputs}
+        for output in sink.datasets:
+            fields = per_output.setdefault((output.namespace, output.name), {})
+            for column, sources in sink.columns.items():
+                inputs = fields.setdefault(column, {})
+                for source in sources:
+                    for dataset in datasets_of.get(source.table, []):
+                        if dataset.namespace and dataset.name:
+                            merged = inputs.setdefault((dataset.namespace, dataset.name, source.column), [])
+                            merged.extend(t for t in source.transformations if t not in merged)
+    return {
+        key: {column: [_input_field(ns, name, col, ts) for (ns, name, col), ts in inputs.items()]
+              for column, inputs in fields.items() if inputs}
+        for key, fields in per_output.items()
+    }
+
+
+def _input_field(namespace: str, name: str, column: str, transformations: list) -> column_lineage_dataset.InputField:
+    return column_lineage_dataset.InputField(
+        namespace=namespace, name=name, field=column,
+        transformations=[
+            column_lineage_dataset.Transformation(
+                type=t.type, subtype=t.subtype, description=t.description, masking=t.masking)
+            for t in transformations
+        ],
+    )
+
+
+def _dataset_facets(
+    dataset: Dataset, schema: list[Column], columns: dict[str, list] | None = None
+) -> dict[str, Any]:
     facets: dict[str, Any] = {}
     if schema:
         facets["schema"] = schema_dataset.SchemaDatasetFacet(
@@ -157,6 +209,14 @@ def _dataset_facets(dataset: Dataset, schema: list[Column]) -> dict[str, Any]:
                 symlinks_dataset.Identifier(namespace=s.namespace, name=s.name, type=s.type)
                 for s in dataset.symlinks
             ],
+            producer=PRODUCER,
+        )
+    if columns:
+        # The per-field form: dataset-wide influences are repeated on each field and `dataset`
+        # stays empty, because consumers such as Marquez read only `fields`.
+        facets["columnLineage"] = column_lineage_dataset.ColumnLineageDatasetFacet(
+            fields={name: column_lineage_dataset.Fields(inputFields=inputs) for name, inputs in columns.items()},
+            dataset=[],
             producer=PRODUCER,
         )
     return facets
@@ -237,7 +297,9 @@ def build_events(
                         namespace=d.namespace,
                         name=d.name,
                         facets=_dataset_facets(
-                            d, planned.output_schemas.get((d.namespace, d.name), [])
+                            d,
+                            planned.output_schemas.get((d.namespace, d.name), []),
+                            planned.output_columns.get((d.namespace, d.name)),
                         ),
                     )
                     for d in planned.outputs
