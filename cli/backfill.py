@@ -43,6 +43,7 @@ def run(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
     limits: Limits | None = None,
+    columns: bool = False,
 ) -> tuple[int, int]:
     """Analyses every script; returns (succeeded, failed)."""
     provisioned = ensure(flink_version)
@@ -73,7 +74,7 @@ def run(
                     script = work.get_nowait()
                 except queue.Empty:
                     return
-                record(_one(script, planner, jars, identity))
+                record(_one(script, planner, jars, identity, columns))
         finally:
             planner.close()
 
@@ -90,13 +91,13 @@ def run(
     return counts["ok"], counts["failed"]
 
 
-def _one(script: Path, planner: SelfHealingPlanner, jars: list[str], identity) -> dict:
+def _one(script: Path, planner: SelfHealingPlanner, jars: list[str], identity, columns: bool) -> dict:
     try:
         text = script.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return {"script": str(script), "ok": False, "error": f"cannot read the script: {error}"}
     try:
-        lineage = extract(text, jars=jars, identity=identity, planner=planner)
+        lineage = extract(text, jars=jars, identity=identity, planner=planner, columns=columns)
     except (ExtractError, PlannerError) as error:
         return {"script": str(script), "ok": False, "error": str(error)}
     return {"script": str(script), "ok": True, "lineage": lineage.to_json_dict()}

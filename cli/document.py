@@ -10,7 +10,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_serializer
 
-from planlineage.planner.columns import column_lineage
 
 
 class Symlink(BaseModel):
@@ -92,23 +91,3 @@ class JobLineage(BaseModel):
 
     def to_json_dict(self) -> dict:
         return self.model_dump(by_alias=True, mode="json")
-
-
-def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[str]:
-    """Fills each sink's `columns` from the compiled plan; returns the warnings of the analysis.
-
-    Each column lists its own sources and the dataset-wide ones (join keys, filters, grouping...)
-    repeated, the columnLineage facet's per-field form that every consumer reads.
-    """
-    lineage, warnings = column_lineage(plan, tables)
-    for sink in sinks:
-        found = lineage.get(sink.table)
-        if found is None:
-            continue
-        sink.columns = {
-            name: [ColumnInput(table=s.table, column=s.column, transformations=[
-                ColumnTransformation(type=t.type, subtype=t.subtype, description=t.description, masking=t.masking)
-                for t in s.transformations]) for s in sources]
-            for name, sources in found.merged().items()
-        }
-    return warnings

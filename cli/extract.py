@@ -9,9 +9,10 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from planlineage.document import Column, JobLineage, SinkLineage, TableLineage
+from planlineage.document import Column, ColumnInput, ColumnTransformation, JobLineage, SinkLineage, TableLineage
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm
+from planlineage.planner.columns import column_lineage
 from planlineage.planner.compiler import Planner, PlannerError
 from planlineage.planner.request import build_request
 from planlineage.planner.provision import ProvisionError, ensure
@@ -34,8 +35,12 @@ def extract(
     identity: IdentityConfig | None = None,
     planner: Planner | None = None,
     timeout: float = 300.0,
+    columns: bool = False,
 ) -> JobLineage:
-    """The lineage of one job. Raises ExtractError (bad script) or ProvisionError/PlannerError."""
+    """The lineage of one job (with column lineage per sink when `columns`).
+
+    Raises ExtractError (bad script) or ProvisionError/PlannerError.
+    """
     jars = list(jars or [])
     for jar in jars:
         if not Path(jar).is_file():
@@ -68,12 +73,34 @@ def extract(
         sink = _table_lineage(pairing.sink, tables, identity, warnings)
         inputs = [_table_lineage(use, tables, identity, warnings) for use in pairing.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
+    if columns:
+        warnings.extend(attach_columns(sinks, answer.get("plan") or {}, tables))
     return JobLineage(
         flink_version=provisioned.flink.version,
         runtime_mode=mode,
         sinks=sinks,
         warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
     )
+
+
+def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[str]:
+    """Fills each sink's `columns` from the compiled plan; returns the warnings of the analysis.
+
+    Each column lists its own sources and the dataset-wide ones (join keys, filters, grouping...)
+    repeated, the columnLineage facet's per-field form that every consumer reads.
+    """
+    lineage, warnings = column_lineage(plan, tables)
+    for sink in sinks:
+        found = lineage.get(sink.table)
+        if found is None:
+            continue
+        sink.columns = {
+            name: [ColumnInput(table=s.table, column=s.column, transformations=[
+                ColumnTransformation(type=t.type, subtype=t.subtype, description=t.description, masking=t.masking)
+                for t in s.transformations]) for s in sources]
+            for name, sources in found.merged().items()
+        }
+    return warnings
 
 
 @contextmanager

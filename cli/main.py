@@ -44,7 +44,8 @@ def cmd_extract(args) -> int:
         return EXIT_FAILED
     try:
         identity = _identity_config(args)
-        lineage = extract(script, flink_version=args.flink_version, jars=args.jar, identity=identity)
+        lineage = extract(script, flink_version=args.flink_version, jars=args.jar, identity=identity,
+                          columns=args.columns)
     except (ExtractError, ConfigError) as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -72,7 +73,7 @@ def cmd_backfill(args) -> int:
     try:
         identity = _identity_config(args)
         _, failed = backfill.run(scripts, flink_version=args.flink_version, jars=args.jar,
-                                 identity=identity, jobs=args.jobs)
+                                 identity=identity, jobs=args.jobs, columns=args.columns)
     except ConfigError as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -184,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--flink-version", default=None, help="e.g. 1.20 or 1.20.5 (default 1.20)")
     extract.add_argument("--jar", action="append", default=[], help="a connector, format, UDF or catalog jar")
     extract.add_argument("--format", choices=["json", "table"], default=None)
+    extract.add_argument("--columns", action="store_true",
+                         help="add column lineage per sink: {sink_column: [{table, column, transformations}]}")
     identity_options(extract)
     extract.set_defaults(run=cmd_extract)
 

@@ -237,7 +237,8 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
         try:
             _set_sql(store, app_id, run_id, _redacted_sql(sql))
             lineage = extraction.extract(sql, flink_version=job.get("flink_version"), jars=job.get("jars") or [],
-                                         identity=_identity(Settings(store)), timeout=timeout)
+                                         identity=_identity(Settings(store)), timeout=timeout,
+                                         columns=True)  # events carry the columnLineage facet
         except WorkerTimeout as error:
             reason = str(error)
         except Exception as error:

@@ -8,7 +8,8 @@ from pathlib import Path
 from emitter_fixtures import hive_table, kafka, sink, table
 from gravitino_server import validate
 
-from planlineage.document import ColumnInput, ColumnTransformation, Dataset, JobLineage, attach_columns
+from planlineage.document import ColumnInput, ColumnTransformation, Dataset, JobLineage
+from planlineage.extract import attach_columns
 from planlineage.emitter import events as ev
 
 RUN = "01900000-0000-7000-8000-000000000001"

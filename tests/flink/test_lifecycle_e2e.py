@@ -80,6 +80,12 @@ def test_statement_set_submit_running_finished(run):
                 assert (inputs, outputs) == jobs[job], job
                 if job != "clicks":
                     assert event["run"]["facets"]["parent"]["run"]["runId"] in parent_runs
+        # Column lineage rides on the outputs of every event of the archive job.
+        for event in seen["clicks.default_catalog.default_database.payment_archive"]:
+            fields = event["outputs"][0]["facets"]["columnLineage"]["fields"]
+            assert fields["amount"]["inputFields"] == [{
+                "namespace": "kafka://kafka-1.prod:9092", "name": "payments", "field": "amount",
+                "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "masking": False}]}]
 
 
 def test_broken_sql_with_a_secret_is_abandoned_quietly(run):

@@ -218,3 +218,18 @@ def test_cli_bad_script_exits_2_with_one_paragraph(provisioned):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "line 2" in result.stderr
     assert result.stderr.strip().count("\n") == 0
+
+
+def test_cli_extract_columns_adds_column_lineage_per_sink(provisioned):
+    plain = run_cli("extract", str(ROOT / "examples" / "statement_set.sql"), "--flink-version",
+                    provisioned.flink.minor, "--format", "json")
+    assert "columns" not in json.loads(plain.stdout)["sinks"][0]
+    result = run_cli("extract", str(ROOT / "examples" / "statement_set.sql"), "--flink-version",
+                     provisioned.flink.minor, "--format", "json", "--columns")
+    assert result.returncode == 0, result.stderr
+    sinks = {s["table"]: s for s in json.loads(result.stdout)["sinks"]}
+    archive = sinks[D + "payment_archive"]["columns"]
+    assert archive["user_id"] == [{"table": D + "payments", "column": "user_id",
+                                   "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]
+    counts = sinks[D + "click_counts"]["columns"]["clicks"]
+    assert {(c["column"], t["subtype"]) for c in counts for t in c["transformations"]} >= {("ts", "WINDOW")}

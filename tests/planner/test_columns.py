@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from planlineage.document import ColumnInput, JobLineage, SinkLineage, attach_columns
+from planlineage.document import ColumnInput, JobLineage, SinkLineage
+from planlineage.extract import attach_columns
 from planlineage.flink_versions import supported
 from planlineage.planner.columns import HANDLERS, column_lineage, row_names
 from planlineage.planner.walk import node_kind

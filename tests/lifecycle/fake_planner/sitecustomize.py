@@ -16,7 +16,8 @@ if os.environ.get("PLANLINEAGE_TEST_FAKE_LINEAGE"):
     def _patch(module):
         real_error = module.ExtractError
 
-        def fake_extract(script, flink_version=None, jars=None, identity=None, planner=None, timeout=300.0):
+        def fake_extract(script, flink_version=None, jars=None, identity=None, planner=None, timeout=300.0,
+                         columns=False):
             import time
 
             from planlineage.document import JobLineage
