@@ -23,6 +23,8 @@ import json
 import re
 from typing import Callable, Mapping
 
+from planlineage.emitter.settings import namespace_of
+
 SPARK_LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
 FLINK_LISTENER_OPTION = "execution.job-status-changed-listeners"
 FLINK_LISTENER_FACTORY = "io.openlineage.flink.listener.OpenLineageJobStatusChangedListenerFactory"
@@ -36,13 +38,6 @@ Warn = Callable[[str], None]
 
 def _value(values: Values, key: str) -> str | None:
     return values.get(key, (None, "default"))[0]
-
-
-def _namespace(values: Values) -> str:
-    namespace, origin = values.get("lineage.namespace", (None, "default"))
-    if origin != "default" and namespace:
-        return namespace
-    return _value(values, "lineage.metalake") or namespace or "planlineage"
 
 
 def _transport(values: Values, warn: Warn) -> tuple[str, str, str | None] | None:
@@ -91,7 +86,7 @@ def spark_entries(values: Values, existing: Mapping[str, str], warn: Warn) -> li
                 ("spark.openlineage.transport.auth.type", "api_key"),
                 ("spark.openlineage.transport.auth.apiKey", token),
             ]
-    entries.append(("spark.openlineage.namespace", _namespace(values)))
+    entries.append(("spark.openlineage.namespace", namespace_of(values)))
     return entries
 
 
@@ -125,7 +120,7 @@ def flink_entries(values: Values, version: str | None, existing: Mapping[str, st
                 ("openlineage.transport.auth.type", "api_key"),
                 ("openlineage.transport.auth.apiKey", token),
             ]
-    entries.append(("openlineage.job.namespace", _namespace(values)))
+    entries.append(("openlineage.job.namespace", namespace_of(values)))
     return entries
 
 

@@ -6,23 +6,20 @@ Promises (docs/lifecycle.md):
   without ``--lineage-enable``, ``submit``/``state``/``flush``/``spark-conf``/``flink-conf`` exit
   0, send nothing and write nothing; the conf commands echo their input byte for byte.
 * Fail-open: every lifecycle command exits 0 whatever happens to lineage (one line on stderr).
-* ``submit`` stays off the platform's critical path: it imports nothing heavy (the emitter pulls
-  in openlineage-python, ~0.5 s), records the pending run with one SQLite transaction and hands
-  the compile and the delivery to a detached worker (:mod:`planlineage.worker`).
+* ``submit`` stays off the platform's critical path: it records the pending run with one SQLite
+  transaction (the emitter loads openlineage-python and the models only when events are built)
+  and hands the compile and the delivery to a detached worker (:mod:`planlineage.worker`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sqlite3
 import sys
-import time
-import uuid
-from typing import Mapping
 
-from planlineage.emitter.store import Store, StoreError, home_dir, utc_now
+from planlineage.emitter import lifecycle
+from planlineage.emitter.settings import Settings, is_configured
+from planlineage.emitter.store import Store, StoreError
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -31,111 +28,12 @@ EXIT_USAGE = 2
 STATE_FLUSH_SECONDS = 3.0
 FLUSH_SECONDS = 10.0
 
-# The few settings the fast path needs, with the defaults of planlineage.emitter.settings.
-# (That module imports every transport, i.e. openlineage-python: too slow for `submit`.)
-_FAST_DEFAULTS: dict[str, str | None] = {
-    "lineage.address": None,
-    "lineage.token": None,
-    "lineage.namespace": "planlineage",
-    "lineage.flink-listener": "false",
-    "lineage.metalake": None,
-    "lineage.transport": "gravitino",
-    "lineage.endpoint": None,
-    "lineage.file": None,
-}
-_TRUE = {"1", "true", "yes", "on"}
-
-
 def warn(message: str) -> None:
     """One line on stderr (callers never pass a secret)."""
     try:
         print(f"planlineage: {' '.join(str(message).split())}", file=sys.stderr)
     except Exception:
         pass
-
-
-def _env_name(key: str) -> str:
-    return "PLANLINEAGE_" + key.upper().replace(".", "_").replace("-", "_")
-
-
-def quick_settings(store: Store, environ: Mapping[str, str] | None = None) -> dict[str, tuple[str | None, str]]:
-    """``key -> (value, origin)`` for the fast-path keys, with the precedence of Settings."""
-    environ = os.environ if environ is None else environ
-    try:
-        stored = store.read(
-            lambda c: {r["key"]: r["value"] for r in c.execute("SELECT key, value FROM settings")},
-            default={},
-        )
-    except StoreError as error:
-        warn(f"lineage settings unreadable: {error}")
-        stored = {}
-    values: dict[str, tuple[str | None, str]] = {}
-    for key, default in _FAST_DEFAULTS.items():
-        env_value = environ.get(_env_name(key))
-        if env_value is not None and env_value.strip():
-            value = env_value.strip()
-            if key == "lineage.address":
-                value = value.rstrip("/")
-            values[key] = (value, "env")
-        elif key in stored:
-            values[key] = (stored[key], "store")
-        else:
-            values[key] = (default, "default")
-    return values
-
-
-def quick_configured(values: Mapping[str, tuple[str | None, str]]) -> bool:
-    """Same answer as ``Settings.configured()`` (a test holds them together)."""
-    kind_value, kind_origin = values["lineage.transport"]
-    kind = (kind_value or "gravitino").lower()
-    if kind in ("gravitino", "http"):
-        return bool(values["lineage.address"][0])
-    if kind == "file":
-        return bool(values["lineage.file"][0])
-    if kind == "console":
-        return kind_origin != "default"
-    return False
-
-
-def quick_namespace(values: Mapping[str, tuple[str | None, str]]) -> str:
-    """Same answer as ``Settings.job_namespace()``."""
-    namespace, origin = values["lineage.namespace"]
-    if origin != "default" and namespace:
-        return namespace
-    return values["lineage.metalake"][0] or namespace or "planlineage"
-
-
-def new_run_id() -> str:
-    """A UUIDv7 (time-ordered, as OpenLineage recommends), without importing openlineage."""
-    millis = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (millis & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76
-    value |= ((rand >> 62) & 0xFFF) << 64
-    value |= 0b10 << 62
-    value |= rand & ((1 << 62) - 1)
-    return str(uuid.UUID(int=value))
-
-
-def record_pending_run(store: Store, app_id: str, job_name: str, namespace: str, run_id: str) -> None:
-    """What ``lifecycle.record_pending_submission`` writes (a test compares both), in one
-    transaction and without importing the emitter.  The SQL facet is filled in by the worker
-    (redaction imports the registry)."""
-    now = utc_now()
-
-    def submit(conn: sqlite3.Connection) -> None:
-        conn.execute(
-            "INSERT INTO runs (app_id, run_id, job_name, namespace, lineage, sql, platform_state, "
-            "last_event, pending, created, updated) VALUES (?, ?, ?, ?, NULL, NULL, NULL, 'START', '[]', ?, ?) "
-            "ON CONFLICT (app_id) DO UPDATE SET run_id = excluded.run_id, "
-            "job_name = excluded.job_name, namespace = excluded.namespace, "
-            "lineage = excluded.lineage, sql = excluded.sql, platform_state = NULL, "
-            "last_event = 'START', pending = '[]', created = excluded.created, "
-            "updated = excluded.updated",
-            (app_id, run_id, job_name, namespace, now, now),
-        )
-
-    store.write(submit)
 
 
 # -- settings ---------------------------------------------------------------------------------
@@ -191,8 +89,8 @@ def cmd_submit(args) -> None:
     if not args.lineage_enable:
         return
     store = Store()
-    values = quick_settings(store)
-    if not quick_configured(values):
+    settings = Settings(store)
+    if not settings.configured():
         return
     from planlineage import worker
 
@@ -207,8 +105,9 @@ def cmd_submit(args) -> None:
     missing = [j for j in jars if not os.path.isfile(j)]
     if error is None and missing:
         error = f"jar {missing[0]} does not exist"
-    run_id = new_run_id()
-    record_pending_run(store, args.app_id, args.job_name, quick_namespace(values), run_id)
+    run_id = lifecycle.record_pending_submission(store, args.app_id, args.job_name, None, settings)
+    if run_id is None:
+        return  # could not be recorded; lifecycle said why in one line
     if error:
         warn(f"no lineage for application {args.app_id}: {error}")
     worker.start(store, {
@@ -226,7 +125,7 @@ def _configured_store() -> tuple[Store, bool]:
     store = Store()
     if not store.exists():
         return store, False
-    return store, quick_configured(quick_settings(store))
+    return store, Settings(store).configured()
 
 
 @_fail_open
@@ -235,8 +134,6 @@ def cmd_state(args) -> None:
     if not configured:
         return
     from planlineage import worker
-    from planlineage.emitter import lifecycle
-    from planlineage.emitter.settings import Settings
 
     worker.recover(store)
     lifecycle.record_state(store, args.app_id, args.state, args.error)
@@ -249,8 +146,6 @@ def cmd_flush(args) -> None:
     if not configured:
         return
     from planlineage import worker
-    from planlineage.emitter import lifecycle
-    from planlineage.emitter.settings import Settings
 
     worker.recover(store)
     report = lifecycle.flush(store, Settings(store), deadline_seconds=args.timeout)
@@ -265,8 +160,8 @@ def _conf(args, merge) -> int:
         data = sys.stdin.buffer.read()
         out = data
         if args.lineage_enable:
-            values = quick_settings(Store())
-            if quick_configured(values):
+            values = Settings(Store()).list()
+            if is_configured(values):
                 out = merge(data, values, args)
     except KeyboardInterrupt:
         raise

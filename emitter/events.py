@@ -53,15 +53,18 @@ from openlineage.client.facet_v2 import (
     symlinks_dataset,
 )
 from openlineage.client.serde import Serde
-from openlineage.client.uuid import generate_new_uuid
 
 from planlineage.document import Column, Dataset, JobLineage, SinkLineage
+from planlineage.emitter.runs import (  # noqa: F401 - part of this module's API
+    EVENT_TYPES,
+    TERMINAL_EVENT_TYPES,
+    child_run_id,
+    new_run_id,
+)
 
 #: The ``producer`` of every event and facet planlineage writes.
 PRODUCER = "https://github.com/planlineage/planlineage"
 
-EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT")
-TERMINAL_EVENT_TYPES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 
 #: The integration name in the ``jobType`` facet, as openlineage-flink writes it.
 INTEGRATION = "FLINK"
@@ -84,16 +87,6 @@ class PlannedJob:
         default_factory=dict, compare=False)
     is_parent: bool = False
     is_child: bool = False
-
-
-def new_run_id() -> str:
-    """A fresh run id (UUIDv7, time-ordered, as OpenLineage recommends)."""
-    return str(generate_new_uuid())
-
-
-def child_run_id(parent_run_id: str, sink_table: str) -> str:
-    """The run id of the child job for ``sink_table``: deterministic from the parent run id."""
-    return str(uuid.uuid5(uuid.UUID(parent_run_id), sink_table))
 
 
 def child_job_name(job_name: str, sink_table: str) -> str:

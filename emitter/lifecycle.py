@@ -31,15 +31,17 @@ import json
 import logging
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from planlineage.document import JobLineage
-from planlineage.emitter import events as ev
 from planlineage.emitter import outbox
 from planlineage.emitter.settings import Settings
 from planlineage.emitter.store import Store, StoreError, utc_now
+from planlineage.emitter.runs import TERMINAL_EVENT_TYPES, new_run_id
 from planlineage.emitter.transports import TransportConfigError, create_transport
 from planlineage.emitter.transports.base import scrub, short
+
+if TYPE_CHECKING:  # the models load pydantic (~0.1 s), which recording a submission does not need
+    from planlineage.document import JobLineage
 
 log = logging.getLogger("planlineage.emitter")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -95,10 +97,24 @@ class RunRecord:
     updated: str
 
 
+def _load_event_models() -> None:
+    """Imports openlineage-python and the lineage models (~0.4 s) before a write transaction.
+
+    Only paths that build events pay for them (recording a pending submission does not), and
+    never while holding the database's write lock, which other processes are waiting for.
+    """
+    import planlineage.document  # noqa: F401
+    import planlineage.emitter.events  # noqa: F401
+
+
 def _record(row: sqlite3.Row | None) -> RunRecord | None:
     if row is None:
         return None
-    lineage = JobLineage.model_validate(json.loads(row["lineage"])) if row["lineage"] else None
+    lineage = None
+    if row["lineage"]:
+        from planlineage.document import JobLineage
+
+        lineage = JobLineage.model_validate(json.loads(row["lineage"]))
     return RunRecord(
         app_id=row["app_id"],
         run_id=row["run_id"],
@@ -126,6 +142,8 @@ def _queue(
     event_time: str,
     error: str | None = None,
 ) -> int:
+    from planlineage.emitter import events as ev  # loaded by _load_event_models() before the write
+
     built = ev.build_events(
         lineage,
         job_name=run.job_name,
@@ -159,9 +177,12 @@ def _submit(
     if not settings.configured():
         return None  # nothing until configured: no event, no file, no database
     namespace = settings.job_namespace()
-    run_id = run_id or ev.new_run_id()
+    run_id = run_id or new_run_id()
     now = utc_now()
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True) if lineage else None
+
+    if lineage is not None:
+        _load_event_models()
 
     def submit(conn: sqlite3.Connection) -> str:
         conn.execute(
@@ -230,6 +251,8 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
         return False
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True)
 
+    _load_event_models()
+
     def attach(conn: sqlite3.Connection) -> bool:
         run = _get(conn, app_id)
         if run is None or run.run_id != run_id or run.lineage is not None:
@@ -285,11 +308,13 @@ def record_state(
     state = (platform_state or "").strip().upper()
     when = event_time or utc_now()
 
+    _load_event_models()
+
     def report(conn: sqlite3.Connection) -> str | None:
         run = _get(conn, app_id)
         if run is None:
             return None
-        if event_type is None or run.last_event in ev.TERMINAL_EVENT_TYPES or event_type == run.last_event:
+        if event_type is None or run.last_event in TERMINAL_EVENT_TYPES or event_type == run.last_event:
             conn.execute(
                 "UPDATE runs SET platform_state = ?, updated = ? WHERE app_id = ?",
                 (state, utc_now(), app_id),

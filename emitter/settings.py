@@ -110,6 +110,28 @@ def masked(key: str, value: str | None) -> str:
     return value
 
 
+def is_configured(values: Mapping[str, tuple[str | None, str]]) -> bool:
+    """Whether lineage is on, from ``key -> (value, origin)`` (``Settings.list()``)."""
+    kind_value, kind_origin = values["lineage.transport"]
+    kind = (kind_value or "gravitino").lower()
+    if kind in ("gravitino", "http"):
+        return bool(values["lineage.address"][0])
+    if kind == "file":
+        return bool(values["lineage.file"][0])
+    if kind == "console":
+        return kind_origin != "default"
+    return False
+
+
+def namespace_of(values: Mapping[str, tuple[str | None, str]]) -> str:
+    """The explicit ``lineage.namespace``; else the metalake (Gravitino with authorization
+    reads ``job.namespace`` as the metalake); else ``planlineage``."""
+    namespace, origin = values["lineage.namespace"]
+    if origin != "default" and namespace:
+        return namespace
+    return values["lineage.metalake"][0] or namespace or "planlineage"
+
+
 class Settings:
     """The lineage settings over one store (``environ`` defaults to ``os.environ``)."""
 
@@ -179,25 +201,10 @@ class Settings:
         return kind if kind in TRANSPORT_KINDS else "gravitino"
 
     def configured(self) -> bool:
-        values = self.list()
-        kind_value, kind_origin = values["lineage.transport"]
-        kind = (kind_value or "gravitino").lower()
-        if kind in ("gravitino", "http"):
-            return bool(values["lineage.address"][0])
-        if kind == "file":
-            return bool(values["lineage.file"][0])
-        if kind == "console":
-            return kind_origin != "default"
-        return False
+        return is_configured(self.list())
 
     def job_namespace(self) -> str:
-        """The explicit ``lineage.namespace``; else the metalake (Gravitino with authorization
-        reads ``job.namespace`` as the metalake); else ``planlineage``."""
-        values = self.list()
-        namespace, origin = values["lineage.namespace"]
-        if origin != "default" and namespace:
-            return namespace
-        return values["lineage.metalake"][0] or namespace or "planlineage"
+        return namespace_of(self.list())
 
     def transport_options(self) -> tuple[str, dict[str, Any]]:
         """``(kind, options)`` for :func:`planlineage.emitter.transports.create_transport`."""

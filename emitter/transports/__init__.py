@@ -7,6 +7,8 @@ instead of raising, so the outbox can decide what to keep.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import MutableMapping
 from typing import Any, Mapping
 
 from planlineage.emitter.transports.base import (
@@ -18,17 +20,57 @@ from planlineage.emitter.transports.base import (
     Transport,
     TransportConfigError,
 )
-from planlineage.emitter.transports.console import ConsoleConfig, ConsoleTransport
-from planlineage.emitter.transports.file import FileConfig, FileTransport
-from planlineage.emitter.transports.gravitino import GravitinoConfig, GravitinoTransport
-from planlineage.emitter.transports.http import HttpConfig, HttpTransport
 
-TRANSPORTS: dict[str, type[Transport]] = {
-    GravitinoTransport.kind: GravitinoTransport,
-    HttpTransport.kind: HttpTransport,
-    FileTransport.kind: FileTransport,
-    ConsoleTransport.kind: ConsoleTransport,
+# Transports are imported when first asked for: the file and console ones pull in
+# openlineage-python (~0.3 s), which the platform's submission path must not pay for.
+_BUILTIN: dict[str, tuple[str, str]] = {
+    "gravitino": ("planlineage.emitter.transports.gravitino", "GravitinoTransport"),
+    "http": ("planlineage.emitter.transports.http", "HttpTransport"),
+    "file": ("planlineage.emitter.transports.file", "FileTransport"),
+    "console": ("planlineage.emitter.transports.console", "ConsoleTransport"),
 }
+_EXPORTS = {
+    "GravitinoConfig": "gravitino", "GravitinoTransport": "gravitino", "HttpConfig": "http",
+    "HttpTransport": "http", "FileConfig": "file", "FileTransport": "file",
+    "ConsoleConfig": "console", "ConsoleTransport": "console",
+}
+class _Registry(MutableMapping):
+    """kind -> transport class; the built-in ones are imported on first lookup."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, type[Transport]] = {}
+
+    def __getitem__(self, kind: str) -> type[Transport]:
+        if kind not in self._loaded and kind in _BUILTIN:
+            module, name = _BUILTIN[kind]
+            self._loaded[kind] = getattr(importlib.import_module(module), name)
+        return self._loaded[kind]
+
+    def __setitem__(self, kind: str, transport: type[Transport]) -> None:
+        self._loaded[kind] = transport
+
+    def __delitem__(self, kind: str) -> None:
+        del self._loaded[kind]
+
+    def __iter__(self):
+        return iter(dict.fromkeys([*_BUILTIN, *self._loaded]))
+
+    def __len__(self) -> int:
+        return len(set(_BUILTIN) | set(self._loaded))
+
+
+TRANSPORTS: MutableMapping[str, type[Transport]] = _Registry()
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        module = importlib.import_module(_BUILTIN[_EXPORTS[name]][0])
+        return getattr(module, name)
+    raise AttributeError(name)
+
+
+def transport_class(kind: str) -> type[Transport] | None:
+    return TRANSPORTS.get((kind or "").strip().lower())
 
 
 def register_transport(kind: str, transport_class: type[Transport]) -> None:
@@ -40,16 +82,16 @@ def create_transport(kind: str, options: Mapping[str, Any] | Config | None = Non
 
     Raises :class:`TransportConfigError` (a secret-free message) when it cannot.
     """
-    transport_class = TRANSPORTS.get((kind or "").strip().lower())
-    if transport_class is None:
+    found = transport_class(kind)
+    if found is None:
         known = ", ".join(sorted(TRANSPORTS))
         raise TransportConfigError(f"unknown transport {kind!r} (known: {known})")
     config = options
     if not isinstance(config, Config):
-        config = transport_class.config_class.from_dict(dict(options or {}))
-    elif not isinstance(config, transport_class.config_class):
+        config = found.config_class.from_dict(dict(options or {}))
+    elif not isinstance(config, found.config_class):
         raise TransportConfigError(f"{type(config).__name__} does not configure {kind}")
-    return transport_class(config)  # type: ignore[call-arg]
+    return found(config)  # type: ignore[call-arg]
 
 
 __all__ = [

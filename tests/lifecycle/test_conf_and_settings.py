@@ -107,43 +107,14 @@ def test_settings_set_get_list_mask_the_token(cli):
     assert cli("settings", "set", "lineage.flink-listener", "maybe").returncode == 2
 
 
-@pytest.mark.parametrize("env, stored", [
-    ({}, {}),
-    ({"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:1/"}, {}),
-    ({}, {"lineage.address": "http://127.0.0.1:2"}),
-    ({}, {"lineage.transport": "file"}),
-    ({}, {"lineage.transport": "file", "lineage.file": "/tmp/x"}),
-    ({"PLANLINEAGE_LINEAGE_TRANSPORT": "console"}, {}),
-    ({}, {"lineage.transport": "console"}),
-    ({}, {"lineage.transport": "http", "lineage.namespace": "ns"}),
-    ({"PLANLINEAGE_LINEAGE_METALAKE": "lake"}, {"lineage.address": "http://127.0.0.1:2"}),
-    ({}, {"lineage.metalake": "lake", "lineage.namespace": "explicit"}),
-])
-def test_fast_path_agrees_with_settings(private_home, env, stored):
-    store = Store(private_home / "state.db")
-    settings = Settings(store, environ=env)
-    for key, value in stored.items():
-        settings.set(key, value)
-    values = lifecycle_cli.quick_settings(store, env)
-    assert lifecycle_cli.quick_configured(values) == settings.configured()
-    assert lifecycle_cli.quick_namespace(values) == settings.job_namespace()
-    assert conf_merge._namespace(values) == settings.job_namespace()
-
-
-def test_fast_pending_run_equals_record_pending_submission(private_home):
+def test_submission_records_a_pending_run_with_a_uuid7(private_home):
     store = Store(private_home / "state.db")
     settings = Settings(store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9"})
-    lifecycle.record_pending_submission(store, "a", "job", None, settings, run_id="r1")
-    lifecycle_cli.record_pending_run(store, "b", "job", settings.job_namespace(), "r2")
-    a, b = (lifecycle.current_run(store, app) for app in "ab")
-    ignore = {"app_id", "run_id", "created", "updated"}
-    assert {k: v for k, v in a.__dict__.items() if k not in ignore} == \
-        {k: v for k, v in b.__dict__.items() if k not in ignore}
+    run_id = lifecycle.record_pending_submission(store, "b", "job", None, settings)
     lifecycle.record_state(store, "b", "RUNNING")
     assert lifecycle.current_run(store, "b").pending[0]["event"] == "RUNNING"
-    assert len({lifecycle_cli.new_run_id() for _ in range(1000)}) == 1000
     import uuid
-    assert uuid.UUID(lifecycle_cli.new_run_id()).version == 7
+    assert uuid.UUID(run_id).version == 7
 
 
 # -- conf merging -----------------------------------------------------------------------------
@@ -152,7 +123,7 @@ def test_fast_pending_run_equals_record_pending_submission(private_home):
 def values(**settings):
     base = {"lineage.address": "http://127.0.0.1:8090", "lineage.token": TOKEN, "lineage.flink-listener": "true"}
     base.update(settings)
-    result = {k: (v, "default") for k, v in lifecycle_cli._FAST_DEFAULTS.items()}
+    result = Settings(Store("/nonexistent/planlineage-test.db"), environ={}).list()
     result.update({k: (v, "store") for k, v in base.items() if v is not None})
     return result
 

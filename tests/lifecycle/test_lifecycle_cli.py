@@ -172,7 +172,7 @@ def test_concurrent_submit_and_state_nothing_lost_or_duplicated(cli, server, tmp
     per_job = Counter()
     for event in server.events:
         per_job[event["job"]["name"]] += 1
-    assert per_job == Counter({f"job-{app}": 3 for app in apps})
+    assert per_job == Counter({f"job-{app}": 3 for app in apps}), (per_job, [cli.home.joinpath(f).read_text() for f in ("worker.log",) if cli.home.joinpath(f).exists()])
     for app in apps:
         events = [e for e in server.events if e["job"]["name"] == f"job-{app}"]
         assert [e["eventType"] for e in events] == ["START", "RUNNING", "COMPLETE"]

@@ -1,0 +1,31 @@
+"""Runs: their event types, new run ids (UUIDv7, time-ordered, as OpenLineage recommends) and
+the children's.
+
+Standard library only, so that recording a submission does not import openlineage-python.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+
+
+EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT")
+TERMINAL_EVENT_TYPES = frozenset({"COMPLETE", "FAIL", "ABORT"})
+
+
+def new_run_id() -> str:
+    millis = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (millis & ((1 << 48) - 1)) << 80  # unix_ts_ms
+    value |= 0x7 << 76  # version 7
+    value |= ((rand >> 62) & 0xFFF) << 64  # rand_a
+    value |= 0b10 << 62  # RFC 4122 variant
+    value |= rand & ((1 << 62) - 1)  # rand_b
+    return str(uuid.UUID(int=value))
+
+
+def child_run_id(parent_run_id: str, sink_table: str) -> str:
+    """The run id of the child job for ``sink_table``: deterministic from the parent run id."""
+    return str(uuid.uuid5(uuid.UUID(parent_run_id), sink_table))
