@@ -47,12 +47,13 @@ class TransportConfigError(ValueError):
     """A transport cannot be built from the given configuration (message is secret-free)."""
 
 
-class Config:
+class Config(ABC):
     """Base of every transport's config type; ``from_dict`` builds it from plain options."""
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "Config":  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def from_dict(cls, options: Mapping[str, Any]) -> "Config":
+        """The config from plain options; TransportConfigError when they do not fit."""
 
 
 class Transport(ABC):
