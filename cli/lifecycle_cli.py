@@ -57,10 +57,7 @@ def cmd_settings(args) -> int:
         else:
             for key, (value, origin) in settings.list_masked().items():
                 print(f"{key:<24} {value:<40} ({origin})")
-    except SettingError as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except StoreError as error:
+    except (SettingError, StoreError) as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
@@ -128,26 +125,31 @@ def _configured_store() -> tuple[Store, bool]:
     return store, Settings(store).configured()
 
 
-@_fail_open
-def cmd_state(args) -> None:
+def _recovered_store() -> Store | None:
+    """The store when lineage is configured, after restarting compiles whose worker died."""
     store, configured = _configured_store()
     if not configured:
-        return
+        return None
     from planlineage import worker
 
     worker.recover(store)
+    return store
+
+
+@_fail_open
+def cmd_state(args) -> None:
+    store = _recovered_store()
+    if store is None:
+        return
     lifecycle.record_state(store, args.app_id, args.state, args.error)
     lifecycle.flush(store, Settings(store), deadline_seconds=STATE_FLUSH_SECONDS)
 
 
 @_fail_open
 def cmd_flush(args) -> None:
-    store, configured = _configured_store()
-    if not configured:
+    store = _recovered_store()
+    if store is None:
         return
-    from planlineage import worker
-
-    worker.recover(store)
     report = lifecycle.flush(store, Settings(store), deadline_seconds=args.timeout)
     if report is not None and args.verbose:
         print(f"delivered {report.delivered}, rejected {report.rejected}, pending {report.remaining}",

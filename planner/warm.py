@@ -240,8 +240,8 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
     """Starts a detached worker for a version (provisioning it first) and waits until it answers."""
     provisioned = ensure(version)
     minor = provisioned.flink.minor
-    path = socket_path(minor) if worker_dir(create=True) else None
-    assert path is not None
+    worker_dir(create=True)
+    path = socket_path(minor)
     try:
         return _call(path, {"op": "status"}, 5.0)  # already running
     except (OSError, ValueError, WorkerError):
@@ -272,8 +272,8 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
     """Runs a worker in this process until stopped or idle for `idle_seconds`."""
     provisioned = ensure(version)
     minor = provisioned.flink.minor
-    path = socket_path(minor) if worker_dir(create=True) else None
-    assert path is not None
+    worker_dir(create=True)
+    path = socket_path(minor)
     planner = SelfHealingPlanner(provisioned, limits)
     # Pay the JVM start and the planner's first compile now, not on the first job.
     planner.compile(WARM_UP)
