@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from planlineage import backfill
-from planlineage.extract import extract
+from planlineage.pipeline import extract
 from planlineage.planner import warm
 from planlineage.planner.provision import ensure
 
@@ -30,21 +30,30 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def statement_set(n: int) -> str:
-    ddl = ["CREATE TABLE src (id BIGINT, v STRING, ts TIMESTAMP(3)) WITH ('connector' = 'kafka', 'topic' = 'src', "
-           "'properties.bootstrap.servers' = 'k:9092', 'format' = 'json');"]
+    ddl = [
+        "CREATE TABLE src (id BIGINT, v STRING, ts TIMESTAMP(3)) WITH ('connector' = 'kafka', 'topic' = 'src', "
+        "'properties.bootstrap.servers' = 'k:9092', 'format' = 'json');"
+    ]
     inserts = []
     for i in range(n):
-        ddl.append(f"CREATE TABLE out{i} (id BIGINT, v STRING) WITH ('connector' = 'jdbc', "
-                   f"'url' = 'jdbc:postgresql://pg:5432/dw', 'table-name' = 'public.out{i}');")
+        ddl.append(
+            f"CREATE TABLE out{i} (id BIGINT, v STRING) WITH ('connector' = 'jdbc', "
+            f"'url' = 'jdbc:postgresql://pg:5432/dw', 'table-name' = 'public.out{i}');"
+        )
         inserts.append(f"INSERT INTO out{i} SELECT id, UPPER(v) FROM src WHERE id % {n} = {i};")
     return "\n".join(ddl) + "\nEXECUTE STATEMENT SET BEGIN\n" + "\n".join(inserts) + "\nEND;"
 
 
 def join_chain(n: int) -> str:
-    ddl = [f"CREATE TABLE t{i} (id BIGINT, v{i} STRING) WITH ('connector' = 'kafka', 'topic' = 't{i}', "
-           f"'properties.bootstrap.servers' = 'k:9092', 'format' = 'json');" for i in range(n)]
-    ddl.append("CREATE TABLE joined (id BIGINT, v STRING) WITH ('connector' = 'jdbc', "
-               "'url' = 'jdbc:mysql://db/dw', 'table-name' = 'joined');")
+    ddl = [
+        f"CREATE TABLE t{i} (id BIGINT, v{i} STRING) WITH ('connector' = 'kafka', 'topic' = 't{i}', "
+        f"'properties.bootstrap.servers' = 'k:9092', 'format' = 'json');"
+        for i in range(n)
+    ]
+    ddl.append(
+        "CREATE TABLE joined (id BIGINT, v STRING) WITH ('connector' = 'jdbc', "
+        "'url' = 'jdbc:mysql://db/dw', 'table-name' = 'joined');"
+    )
     joins = " ".join(f"JOIN t{i} ON t0.id = t{i}.id" for i in range(1, n))
     values = " || ".join(f"t{i}.v{i}" for i in range(n))
     return "\n".join(ddl) + f"\nINSERT INTO joined SELECT t0.id, {values} FROM t0 {joins};"
@@ -69,8 +78,11 @@ def cold_runs(minor: str, repeat: int) -> list[float]:
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "planlineage", "extract", str(script), "--flink-version", minor,
-                        "--format", "json"], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "planlineage", "extract", str(script), "--flink-version", minor, "--format", "json"],
+            check=True,
+            capture_output=True,
+        )
         times.append(time.perf_counter() - started)
     return times
 
@@ -85,17 +97,24 @@ def main() -> int:
 
     provisioned = ensure(args.flink_version)
     minor = provisioned.flink.minor
-    print(f"planlineage benchmark: Flink {provisioned.flink.version}, {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print(
+        f"planlineage benchmark: Flink {provisioned.flink.version}, {os.cpu_count()} cores, "
+        f"python {sys.version.split()[0]}"
+    )
 
     with tempfile.TemporaryDirectory() as private:
         os.environ[warm.WORKER_DIR_ENV] = str(Path(private) / "w")
         cold = cold_runs(minor, args.cold)
-        print(f"\ncold extract (CLI, fresh JVM): median {statistics.median(cold):.2f} s over {len(cold)} runs "
-              f"(min {min(cold):.2f}, max {max(cold):.2f})")
+        print(
+            f"\ncold extract (CLI, fresh JVM): median {statistics.median(cold):.2f} s over {len(cold)} runs "
+            f"(min {min(cold):.2f}, max {max(cold):.2f})"
+        )
 
         info = warm.start(minor, warm.Limits(), idle_seconds=600)
         socket_path = warm.socket_path(minor)
-        print(f"\nwarm worker: pid {info['pid']}; per job, {args.repeat} runs each, in-process extract() via the worker")
+        print(
+            f"\nwarm worker: pid {info['pid']}; per job, {args.repeat} runs each, in-process extract() via the worker"
+        )
         print(f"{'job':<28}{'warm p50':>10}{'warm p95':>10}{'floor p50':>11}{'ratio':>8}{'server p50':>12}")
         peak_rss = 0.0
         ratios = []
@@ -113,36 +132,57 @@ def main() -> int:
             peak_rss = max(peak_rss, warm.status()[0]["rss_mb"])
             ratio = statistics.median(warm_times) / statistics.median(floors)
             ratios.append(ratio)
-            print(f"{name:<28}{statistics.median(warm_times):>8.0f}ms{percentile(warm_times, 95):>8.0f}ms"
-                  f"{statistics.median(floors):>9.0f}ms{ratio:>8.2f}{statistics.median(servers):>10.0f}ms")
+            print(
+                f"{name:<28}{statistics.median(warm_times):>8.0f}ms{percentile(warm_times, 95):>8.0f}ms"
+                f"{statistics.median(floors):>9.0f}ms{ratio:>8.2f}{statistics.median(servers):>10.0f}ms"
+            )
         print(f"median ratio warm/floor over the corpus: {statistics.median(ratios):.2f}")
         print(f"peak RSS of the warm worker's planner (python child + JVM): {peak_rss:.0f} MB")
         cli = []
         for _ in range(5):
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "planlineage", "extract", str(ROOT / "examples" / "cdc_pipeline.sql"),
-                            "--flink-version", minor, "--format", "json"], check=True, capture_output=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "planlineage",
+                    "extract",
+                    str(ROOT / "examples" / "cdc_pipeline.sql"),
+                    "--flink-version",
+                    minor,
+                    "--format",
+                    "json",
+                ],
+                check=True,
+                capture_output=True,
+            )
             cli.append(time.perf_counter() - started)
         print(f"warm extract through the CLI (process start included): median {statistics.median(cli):.2f} s")
         warm.stop(minor)
 
-        everyday = [script for name, script in corpus().items()
-                    if name not in ("statement-set-50", "join-20-way")]  # the sizes platforms mostly run
+        everyday = [
+            script for name, script in corpus().items() if name not in ("statement-set-50", "join-20-way")
+        ]  # the sizes platforms mostly run
         folder = Path(private) / "backfill"
         folder.mkdir()
         for i in range(args.backfill):
             (folder / f"job{i:04d}.sql").write_text(everyday[i % len(everyday)])
         scripts = backfill.collect_scripts([str(folder)])
-        print(f"\nbackfill of {len(scripts)} jobs (the examples, statement sets of 1 and 10 sinks, 2- to 10-way"
-              " joins, cycled; JVM starts included):")
+        print(
+            f"\nbackfill of {len(scripts)} jobs (the examples, statement sets of 1 and 10 sinks, 2- to 10-way"
+            " joins, cycled; JVM starts included):"
+        )
         for workers in (1, 2):
             sink = io.StringIO()
             started = time.perf_counter()
-            ok, failed = backfill.run(scripts, flink_version=minor, jars=[], identity=None, jobs=workers,
-                                      out=sink, err=io.StringIO())
+            ok, failed = backfill.run(
+                scripts, flink_version=minor, jars=[], identity=None, jobs=workers, out=sink, err=io.StringIO()
+            )
             elapsed = time.perf_counter() - started
-            print(f"  {workers} worker(s): {elapsed:.1f} s, {len(scripts) / elapsed:.1f} jobs/s "
-                  f"({ok} ok, {failed} failed; 1,000 jobs would take {1000 / (len(scripts) / elapsed) / 60:.1f} min)")
+            print(
+                f"  {workers} worker(s): {elapsed:.1f} s, {len(scripts) / elapsed:.1f} jobs/s "
+                f"({ok} ok, {failed} failed; 1,000 jobs would take {1000 / (len(scripts) / elapsed) / 60:.1f} min)"
+            )
     return 0
 
 

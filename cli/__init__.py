@@ -1,3 +1,1 @@
-"""planlineage: OpenLineage for Flink SQL and Spark jobs submitted through a platform."""
-
-__version__ = "0.1.0"
+"""The command line: argument parsing and rendering over the pipeline and the lifecycle."""

@@ -27,12 +27,15 @@ def _read_script(path: str) -> str:
 def _identity_config(args):
     from planlineage.registry import load_config
 
-    return load_config(getattr(args, "rules", None), profile=getattr(args, "profile", None) or "openlineage",
-                       metalake=getattr(args, "metalake", None))
+    return load_config(
+        getattr(args, "rules", None),
+        profile=getattr(args, "profile", None) or "openlineage",
+        metalake=getattr(args, "metalake", None),
+    )
 
 
 def cmd_extract(args) -> int:
-    from planlineage.extract import ExtractError, PlannerError, ProvisionError, extract
+    from planlineage.pipeline import ExtractError, PlannerError, ProvisionError, extract
     from planlineage.registry import ConfigError
 
     if len(args.script) > 1 or Path(args.script[0]).is_dir():
@@ -44,8 +47,9 @@ def cmd_extract(args) -> int:
         return EXIT_FAILED
     try:
         identity = _identity_config(args)
-        lineage = extract(script, flink_version=args.flink_version, jars=args.jar, identity=identity,
-                          columns=args.columns)
+        lineage = extract(
+            script, flink_version=args.flink_version, jars=args.jar, identity=identity, columns=args.columns
+        )
     except (ExtractError, ConfigError) as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -72,8 +76,14 @@ def cmd_backfill(args) -> int:
         return EXIT_FAILED
     try:
         identity = _identity_config(args)
-        _, failed = backfill.run(scripts, flink_version=args.flink_version, jars=args.jar,
-                                 identity=identity, jobs=args.jobs, columns=args.columns)
+        _, failed = backfill.run(
+            scripts,
+            flink_version=args.flink_version,
+            jars=args.jar,
+            identity=identity,
+            jobs=args.jobs,
+            columns=args.columns,
+        )
     except ConfigError as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -145,10 +155,15 @@ def cmd_identity(args) -> int:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
     resolution = resolve(options, table=args.table or "", config=identity)
-    print(json.dumps({
-        "datasets": [d.model_dump(mode="json") for d in resolution.datasets],
-        "warnings": resolution.warnings,
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "datasets": [d.model_dump(mode="json") for d in resolution.datasets],
+                "warnings": resolution.warnings,
+            },
+            indent=2,
+        )
+    )
     return EXIT_OK
 
 
@@ -169,7 +184,9 @@ def cmd_flink(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="planlineage", description="OpenLineage for platform-submitted Flink SQL jobs.")
+    parser = argparse.ArgumentParser(
+        prog="planlineage", description="OpenLineage for platform-submitted Flink SQL jobs."
+    )
     parser.add_argument("--version", action="version", version=f"planlineage {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -179,14 +196,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--metalake", help="Gravitino metalake (profile gravitino)")
 
     extract = commands.add_parser("extract", help="print the table lineage of a Flink SQL script")
-    extract.add_argument("script", nargs="+",
-                         help="the SQL file, or - for standard input; several files or a folder: one JSON line each")
+    extract.add_argument(
+        "script", nargs="+", help="the SQL file, or - for standard input; several files or a folder: one JSON line each"
+    )
     extract.add_argument("--jobs", type=int, default=2, help="planners side by side for several scripts (default 2)")
     extract.add_argument("--flink-version", default=None, help="e.g. 1.20 or 1.20.5 (default 1.20)")
     extract.add_argument("--jar", action="append", default=[], help="a connector, format, UDF or catalog jar")
     extract.add_argument("--format", choices=["json", "table"], default=None)
-    extract.add_argument("--columns", action="store_true",
-                         help="add column lineage per sink: {sink_column: [{table, column, transformations}]}")
+    extract.add_argument(
+        "--columns",
+        action="store_true",
+        help="add column lineage per sink: {sink_column: [{table, column, transformations}]}",
+    )
     identity_options(extract)
     extract.set_defaults(run=cmd_extract)
 
@@ -205,8 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     worker = commands.add_parser("worker", help="warm planners: one long-lived JVM per Flink version")
     worker_commands = worker.add_subparsers(dest="worker_command", required=True)
-    for name, text in (("start", "start a worker per version (default 1.20)"), ("serve", "run a worker in the foreground"),
-                       ("stop", "stop workers"), ("status", "show running workers")):
+    for name, text in (
+        ("start", "start a worker per version (default 1.20)"),
+        ("serve", "run a worker in the foreground"),
+        ("stop", "stop workers"),
+        ("status", "show running workers"),
+    ):
         sub = worker_commands.add_parser(name, help=text)
         if name == "start":
             sub.add_argument("flink_version_list", nargs="*", metavar="VERSION")
@@ -218,9 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
     worker.set_defaults(run=cmd_worker)
 
-    from planlineage import lifecycle_cli
+    from planlineage.cli import lifecycle as lifecycle_commands
 
-    lifecycle_cli.add_commands(commands)
+    lifecycle_commands.add_commands(commands)
     return parser
 
 

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import (
@@ -84,7 +85,8 @@ class PlannedJob:
     output_schemas: dict[tuple[str, str], list[Column]] = field(default_factory=dict, compare=False)
     # Per output dataset, per column, the input fields it derives from (sinks with `columns` only).
     output_columns: dict[tuple[str, str], dict[str, list[column_lineage_dataset.InputField]]] = field(
-        default_factory=dict, compare=False)
+        default_factory=dict, compare=False
+    )
     is_parent: bool = False
     is_child: bool = False
 
@@ -94,13 +96,13 @@ def child_job_name(job_name: str, sink_table: str) -> str:
 
 
 def utc_now_iso() -> str:
-    return format_time(datetime.now(timezone.utc))
+    return format_time(datetime.now(UTC))
 
 
 def format_time(moment: datetime) -> str:
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    text = moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+        moment = moment.replace(tzinfo=UTC)
+    text = moment.astimezone(UTC).isoformat(timespec="milliseconds")
     return text.replace("+00:00", "Z")
 
 
@@ -132,17 +134,23 @@ def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJo
             (ds, table.schema_) for sink in sinks for table in sink.inputs for ds in table.datasets
         )
         outputs, out_schemas = _dedupe((ds, sink.schema_) for sink in sinks for ds in sink.datasets)
-        return PlannedJob(name, rid, inputs, outputs, in_schemas, out_schemas,
-                          output_columns=_column_lineage_fields(sinks), is_child=child)
+        return PlannedJob(
+            name,
+            rid,
+            inputs,
+            outputs,
+            in_schemas,
+            out_schemas,
+            output_columns=_column_lineage_fields(sinks),
+            is_child=child,
+        )
 
     if len(groups) <= 1:
         sinks = next(iter(groups.values()), [])
         return [job_for(job_name, run_id, sinks, False)]
     jobs = [PlannedJob(job_name, run_id, is_parent=True)]
     for table, sinks in groups.items():
-        jobs.append(
-            job_for(child_job_name(job_name, table), child_run_id(run_id, table), sinks, True)
-        )
+        jobs.append(job_for(child_job_name(job_name, table), child_run_id(run_id, table), sinks, True))
     return jobs
 
 
@@ -168,39 +176,40 @@ def _column_lineage_fields(sinks: list[SinkLineage]) -> dict[tuple[str, str], di
                             merged = inputs.setdefault((dataset.namespace, dataset.name, source.column), [])
                             merged.extend(t for t in source.transformations if t not in merged)
     return {
-        key: {column: [_input_field(ns, name, col, ts) for (ns, name, col), ts in inputs.items()]
-              for column, inputs in fields.items() if inputs}
+        key: {
+            column: [_input_field(ns, name, col, ts) for (ns, name, col), ts in inputs.items()]
+            for column, inputs in fields.items()
+            if inputs
+        }
         for key, fields in per_output.items()
     }
 
 
 def _input_field(namespace: str, name: str, column: str, transformations: list) -> column_lineage_dataset.InputField:
     return column_lineage_dataset.InputField(
-        namespace=namespace, name=name, field=column,
+        namespace=namespace,
+        name=name,
+        field=column,
         transformations=[
             column_lineage_dataset.Transformation(
-                type=t.type, subtype=t.subtype, description=t.description, masking=t.masking)
+                type=t.type, subtype=t.subtype, description=t.description, masking=t.masking
+            )
             for t in transformations
         ],
     )
 
 
-def _dataset_facets(
-    dataset: Dataset, schema: list[Column], columns: dict[str, list] | None = None
-) -> dict[str, Any]:
+def _dataset_facets(dataset: Dataset, schema: list[Column], columns: dict[str, list] | None = None) -> dict[str, Any]:
     facets: dict[str, Any] = {}
     if schema:
         facets["schema"] = schema_dataset.SchemaDatasetFacet(
-            fields=[
-                schema_dataset.SchemaDatasetFacetFields(name=c.name, type=c.type) for c in schema
-            ],
+            fields=[schema_dataset.SchemaDatasetFacetFields(name=c.name, type=c.type) for c in schema],
             producer=PRODUCER,
         )
     if dataset.symlinks:
         facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(
             identifiers=[
-                symlinks_dataset.Identifier(namespace=s.namespace, name=s.name, type=s.type)
-                for s in dataset.symlinks
+                symlinks_dataset.Identifier(namespace=s.namespace, name=s.name, type=s.type) for s in dataset.symlinks
             ],
             producer=PRODUCER,
         )

@@ -23,11 +23,12 @@ import os
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from planlineage.emitter.store import Store, lease_clock, utc_now
-from planlineage.emitter.transports.base import Delivered, Rejected, RetryLater, Transport, short
+from planlineage.emitter.transports.base import Delivered, Rejected, Transport, short
 
 log = logging.getLogger("planlineage.emitter")
 
@@ -49,17 +50,12 @@ class FlushReport:
         return self.stopped is None and not self.timed_out and self.rejected == 0
 
 
-def enqueue_in(
-    conn: sqlite3.Connection, run_id: str, job_name: str, event_type: str, payload: dict | str
-) -> bool:
+def enqueue_in(conn: sqlite3.Connection, run_id: str, job_name: str, event_type: str, payload: dict | str) -> bool:
     """Queue one event inside the caller's transaction; False if it was already queued."""
     text = payload if isinstance(payload, str) else json.dumps(payload, sort_keys=True)
-    seq = conn.execute(
-        "SELECT COALESCE(MAX(seq), -1) + 1 FROM outbox WHERE run_id = ?", (run_id,)
-    ).fetchone()[0]
+    seq = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM outbox WHERE run_id = ?", (run_id,)).fetchone()[0]
     cursor = conn.execute(
-        "INSERT OR IGNORE INTO outbox (run_id, seq, event_type, job_name, payload, created) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO outbox (run_id, seq, event_type, job_name, payload, created) VALUES (?, ?, ?, ?, ?, ?)",
         (run_id, seq, event_type, job_name, text, utc_now()),
     )
     return cursor.rowcount == 1
@@ -72,9 +68,7 @@ def enqueue(store: Store, run_id: str, payloads: Iterable[dict]) -> int:
     def insert(conn: sqlite3.Connection) -> int:
         added = 0
         for payload in items:
-            added += enqueue_in(
-                conn, run_id, payload["job"]["name"], payload["eventType"], payload
-            )
+            added += enqueue_in(conn, run_id, payload["job"]["name"], payload["eventType"], payload)
         return added
 
     return store.write(insert)
@@ -113,9 +107,7 @@ def _claim(store: Store, worker: str, batch: int, lease_seconds: float) -> list[
 
 def _release_all(store: Store, worker: str) -> None:
     store.write(
-        lambda c: c.execute(
-            "UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (worker,)
-        )
+        lambda c: c.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (worker,))
     )
 
 
@@ -218,10 +210,11 @@ def requeue_rejected(store: Store) -> int:
     if not store.exists():
         return 0
     return store.write(
-        lambda c: c.execute(
-            "UPDATE outbox SET status = 'pending', claimed_by = NULL, claim_until = NULL "
-            "WHERE status = 'rejected'"
-        ).rowcount
+        lambda c: (
+            c.execute(
+                "UPDATE outbox SET status = 'pending', claimed_by = NULL, claim_until = NULL WHERE status = 'rejected'"
+            ).rowcount
+        )
     )
 
 

@@ -10,7 +10,6 @@ import os
 import time
 import uuid
 
-
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT")
 TERMINAL_EVENT_TYPES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 

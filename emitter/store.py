@@ -25,9 +25,10 @@ import logging
 import os
 import sqlite3
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 log = logging.getLogger("planlineage.emitter")
 
@@ -91,7 +92,7 @@ def home_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _is_corruption(error: sqlite3.DatabaseError) -> bool:
@@ -110,7 +111,7 @@ class Store:
         self.busy_timeout = busy_timeout
 
     @classmethod
-    def default(cls) -> "Store":
+    def default(cls) -> Store:
         return cls()
 
     def __repr__(self) -> str:
@@ -168,7 +169,7 @@ class Store:
             return
         if identity is not None and (stat.st_dev, stat.st_ino) != identity:
             return  # someone else already moved the corrupt file aside
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         moved = None
         for suffix in ("", "-wal", "-shm"):
             source = Path(f"{self.path}{suffix}")

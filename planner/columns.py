@@ -31,8 +31,8 @@ column, and a warning names the node kind.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
 
 import networkx as nx
 
@@ -73,16 +73,44 @@ IDENTITY = Transformation(DIRECT, "IDENTITY")
 TRANSFORMATION = Transformation(DIRECT, "TRANSFORMATION")
 AGGREGATION = Transformation(DIRECT, "AGGREGATION")
 JOIN, FILTER, GROUP_BY, SORT, WINDOW, CONDITIONAL = (
-    Transformation(INDIRECT, s) for s in ("JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"))
+    Transformation(INDIRECT, s) for s in ("JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL")
+)
 
 _DIRECT_STRENGTH = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
-_ORDER = ["IDENTITY", "TRANSFORMATION", "AGGREGATION", "JOIN", "GROUP_BY", "FILTER", "SORT", "WINDOW",
-          "CONDITIONAL", None]
+_ORDER = [
+    "IDENTITY",
+    "TRANSFORMATION",
+    "AGGREGATION",
+    "JOIN",
+    "GROUP_BY",
+    "FILTER",
+    "SORT",
+    "WINDOW",
+    "CONDITIONAL",
+    None,
+]
 # Functions whose result hides the input value (the spec's examples: a hash, a count).
 _MASKING = {"MD5", "SHA1", "SHA2", "SHA224", "SHA256", "SHA384", "SHA512", "COUNT", "APPROX_COUNT_DISTINCT"}
-_AGGREGATE_FUNCTIONS = {"SUM", "SUM0", "COUNT", "AVG", "MIN", "MAX", "FIRST_VALUE", "LAST_VALUE", "LISTAGG",
-                        "COLLECT", "ARRAY_AGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP",
-                        "APPROX_COUNT_DISTINCT", "JSON_ARRAYAGG", "JSON_OBJECTAGG"}
+_AGGREGATE_FUNCTIONS = {
+    "SUM",
+    "SUM0",
+    "COUNT",
+    "AVG",
+    "MIN",
+    "MAX",
+    "FIRST_VALUE",
+    "LAST_VALUE",
+    "LISTAGG",
+    "COLLECT",
+    "ARRAY_AGG",
+    "STDDEV_POP",
+    "STDDEV_SAMP",
+    "VAR_POP",
+    "VAR_SAMP",
+    "APPROX_COUNT_DISTINCT",
+    "JSON_ARRAYAGG",
+    "JSON_OBJECTAGG",
+}
 # Match-recognize navigation returns a value of one row unchanged.
 _VALUE_PASSING = {"FINAL", "RUNNING", "FIRST", "LAST", "PREV", "NEXT"}
 
@@ -104,12 +132,16 @@ class Relation:
     fields: list[Field]
     rows: Lineage = field(default_factory=dict)
     # A local (first-phase) aggregate's input and window time: its global phase reads them.
-    agg_input: "Relation | None" = None
+    agg_input: Relation | None = None
     window_time: Lineage | None = None
 
-    def passed(self, extra_rows: Lineage | None = None, fields: list[Field] | None = None) -> "Relation":
-        return Relation(self.fields if fields is None else fields, _union(self.rows, extra_rows or {}),
-                        self.agg_input, self.window_time)
+    def passed(self, extra_rows: Lineage | None = None, fields: list[Field] | None = None) -> Relation:
+        return Relation(
+            self.fields if fields is None else fields,
+            _union(self.rows, extra_rows or {}),
+            self.agg_input,
+            self.window_time,
+        )
 
 
 class Unreadable(Exception):
@@ -162,13 +194,19 @@ def _at(fields: list[Field], index) -> Field:
 
 
 def _sort_key(t: Transformation):
-    return (t.type != DIRECT, _ORDER.index(t.subtype) if t.subtype in _ORDER else len(_ORDER),
-            t.description or "", t.masking)
+    return (
+        t.type != DIRECT,
+        _ORDER.index(t.subtype) if t.subtype in _ORDER else len(_ORDER),
+        t.description or "",
+        t.masking,
+    )
 
 
 def _sources(lineage: Lineage) -> list[ColumnSource]:
-    return [ColumnSource(table, column, tuple(sorted(lineage[(table, column)], key=_sort_key)))
-            for table, column in sorted(lineage)]
+    return [
+        ColumnSource(table, column, tuple(sorted(lineage[(table, column)], key=_sort_key)))
+        for table, column in sorted(lineage)
+    ]
 
 
 def _from_sources(sources: list[ColumnSource]) -> dict[Origin, frozenset[Transformation]]:
@@ -230,7 +268,8 @@ def _plain_type(value) -> str | None:
     """A type without nullability and time-attribute markers, to tell a value-preserving CAST."""
     if isinstance(value, dict):
         root = {"TIMESTAMP_WITHOUT_TIME_ZONE": "TIMESTAMP", "TIMESTAMP_WITH_LOCAL_TIME_ZONE": "TIMESTAMP_LTZ"}.get(
-            value.get("type"))
+            value.get("type")
+        )
         if root and isinstance(value.get("precision"), int):
             return f"{root}({value['precision']})"
         return None
@@ -483,14 +522,19 @@ def _join(n: _Node) -> Relation:
         raise Unreadable("joinSpec")
     left_keys, right_keys = list(spec.get("leftKeys") or []), list(spec.get("rightKeys") or [])
     bounds = n.get("intervalJoinSpec", "windowBounds") or {}
-    for key, side in (("leftTimeIndex", left_keys), ("rightTimeIndex", right_keys),
-                      ("leftTimeAttributeIndex", left_keys), ("rightTimeAttributeIndex", right_keys)):
+    for key, side in (
+        ("leftTimeIndex", left_keys),
+        ("rightTimeIndex", right_keys),
+        ("leftTimeAttributeIndex", left_keys),
+        ("rightTimeAttributeIndex", right_keys),
+    ):
         index = bounds.get(key, n.get(key))
         if isinstance(index, int) and index >= 0:
             side.append(index)
     rows = _join_rows(left, right, left_keys, right_keys, spec.get("nonEquiCondition"))
-    windows = _union(*(_window_time(n.get(w), r.fields) for w, r in (("leftWindowing", left), ("rightWindowing", right))
-                       if n.get(w)))
+    windows = _union(
+        *(_window_time(n.get(w), r.fields) for w, r in (("leftWindowing", left), ("rightWindowing", right)) if n.get(w))
+    )
     rows = _union(rows, _indirect(WINDOW, windows))
     return Relation(n.named(_join_output(spec.get("joinType"), left, right)), rows)
 
@@ -576,8 +620,7 @@ def _accumulators(count: int, calls: list[Field], time: Lineage | None = None) -
 def _group_aggregate(n: _Node) -> Relation:
     source = n.input()
     keys = _keys(source, n.get("grouping"))
-    return Relation(n.named(keys + _agg_calls(n.get("aggCalls"), source)),
-                    _union(source.rows, _group_keys_rows(keys)))
+    return Relation(n.named(keys + _agg_calls(n.get("aggCalls"), source)), _union(source.rows, _group_keys_rows(keys)))
 
 
 def _local_aggregate(n: _Node, time: Lineage | None = None) -> Relation:
@@ -586,8 +629,9 @@ def _local_aggregate(n: _Node, time: Lineage | None = None) -> Relation:
     if n.names is None or len(n.names) < len(keys):
         raise Unreadable("local aggregate output type")
     partial = _accumulators(len(n.names) - len(keys), _agg_calls(n.get("aggCalls"), source), time)
-    return Relation(n.named(keys + partial), _union(source.rows, _group_keys_rows(keys)),
-                    agg_input=source, window_time=time)
+    return Relation(
+        n.named(keys + partial), _union(source.rows, _group_keys_rows(keys)), agg_input=source, window_time=time
+    )
 
 
 def _global_aggregate(n: _Node) -> Relation:
@@ -607,12 +651,14 @@ def _incremental_aggregate(n: _Node) -> Relation:
     if source.agg_input is None:
         raise Unreadable("incremental aggregate without its local phase")
     partial_keys = _keys(source, n.get("partialAggGrouping"))
-    partial = Relation(partial_keys + _agg_calls(n.get("partialOriginalAggCalls"), source.agg_input),
-                       _union(source.rows, _group_keys_rows(partial_keys)))
+    partial = Relation(
+        partial_keys + _agg_calls(n.get("partialOriginalAggCalls"), source.agg_input),
+        _union(source.rows, _group_keys_rows(partial_keys)),
+    )
     keys = _keys(partial, n.get("finalAggGrouping"))
     if n.names is None or len(n.names) < len(keys):
         raise Unreadable("incremental aggregate output type")
-    accumulators = _accumulators(len(n.names) - len(keys), partial.fields[len(partial_keys):])
+    accumulators = _accumulators(len(n.names) - len(keys), partial.fields[len(partial_keys) :])
     return Relation(n.named(keys + accumulators), _union(partial.rows, _group_keys_rows(keys)), agg_input=partial)
 
 
@@ -739,8 +785,14 @@ def _table_columns(spec: dict, tables: dict) -> tuple[str, list[dict]]:
     columns = ((table.get("resolvedTable") or {}).get("schema") or {}).get("columns")
     if not isinstance(columns, list):
         raise Unreadable(f"columns of {name}")
-    return name, [{"name": c.get("name"), "kind": str(c.get("kind", "physical")).lower(),
-                   "metadata_key": c.get("metadataKey") or c.get("name")} for c in columns]
+    return name, [
+        {
+            "name": c.get("name"),
+            "kind": str(c.get("kind", "physical")).lower(),
+            "metadata_key": c.get("metadataKey") or c.get("name"),
+        }
+        for c in columns
+    ]
 
 
 def _column_lineage(table: str, column: dict) -> dict:
@@ -837,34 +889,60 @@ def _target_columns(n: _Node, names: list[str]) -> list[str]:
 
 HANDLERS: dict[str, Callable[[_Node], Relation]] = {
     "table-source-scan": _scan,
-    "calc": _calc, "python-calc": _calc, "async-calc": _calc, "python-async-calc": _calc,
-    "exchange": _pass_through, "watermark-assigner": _pass_through, "mini-batch-assigner": _pass_through,
+    "calc": _calc,
+    "python-calc": _calc,
+    "async-calc": _calc,
+    "python-async-calc": _calc,
+    "exchange": _pass_through,
+    "watermark-assigner": _pass_through,
+    "mini-batch-assigner": _pass_through,
     "drop-update-before": _pass_through,
     "changelog-normalize": _filtering("filterCondition"),
-    "sort": _sort, "temporal-sort": _sort,
-    "rank": _rank, "window-rank": _rank, "sort-limit": _rank, "limit": _rank,
-    "deduplicate": _deduplicate, "window-deduplicate": _deduplicate,
-    "union": _union_node, "values": _values, "expand": _expand,
-    "join": _join, "interval-join": _join, "temporal-join": _join, "window-join": _join,
-    "nested-loop-join": _nested_loop_join, "lookup-join": _lookup_join,
-    "correlate": _correlate, "python-correlate": _correlate, "async-correlate": _correlate,
-    "group-aggregate": _group_aggregate, "python-group-aggregate": _group_aggregate,
-    "local-group-aggregate": _local_aggregate, "global-group-aggregate": _global_aggregate,
+    "sort": _sort,
+    "temporal-sort": _sort,
+    "rank": _rank,
+    "window-rank": _rank,
+    "sort-limit": _rank,
+    "limit": _rank,
+    "deduplicate": _deduplicate,
+    "window-deduplicate": _deduplicate,
+    "union": _union_node,
+    "values": _values,
+    "expand": _expand,
+    "join": _join,
+    "interval-join": _join,
+    "temporal-join": _join,
+    "window-join": _join,
+    "nested-loop-join": _nested_loop_join,
+    "lookup-join": _lookup_join,
+    "correlate": _correlate,
+    "python-correlate": _correlate,
+    "async-correlate": _correlate,
+    "group-aggregate": _group_aggregate,
+    "python-group-aggregate": _group_aggregate,
+    "local-group-aggregate": _local_aggregate,
+    "global-group-aggregate": _global_aggregate,
     "incremental-group-aggregate": _incremental_aggregate,
-    "hash-aggregate": _batch_aggregate, "sort-aggregate": _batch_aggregate,
-    "window-aggregate": _window_aggregate, "local-window-aggregate": _local_window_aggregate,
+    "hash-aggregate": _batch_aggregate,
+    "sort-aggregate": _batch_aggregate,
+    "window-aggregate": _window_aggregate,
+    "local-window-aggregate": _local_window_aggregate,
     "global-window-aggregate": _global_aggregate,
-    "group-window-aggregate": _group_window_aggregate, "python-group-window-aggregate": _group_window_aggregate,
+    "group-window-aggregate": _group_window_aggregate,
+    "python-group-window-aggregate": _group_window_aggregate,
     "window-table-function": _window_table_function,
-    "over-aggregate": _over_aggregate, "python-over-aggregate": _over_aggregate,
+    "over-aggregate": _over_aggregate,
+    "python-over-aggregate": _over_aggregate,
     "match": _match,
 }
 
 
 def _fallback(n: _Node, reason: str, warnings: list[str]) -> Relation:
     """Not understood: every output column derives INDIRECT from every input column."""
-    warnings.append(f"column lineage: node kind '{n.kind}' (node {n.node.get('id')}) is not understood ({reason}); "
-                    "its columns are reported as derived INDIRECT from every input column")
+    warnings.append(
+        f"column lineage: node kind '{n.kind}' (node {n.node.get('id')}) is not understood ({reason}); "
+        "its columns are reported as derived INDIRECT from every input column"
+    )
     unknown = Transformation(INDIRECT, None, f"not analysed: {n.kind}")
     read = [f.origins for r in n.inputs for f in r.fields] + [r.rows for r in n.inputs] + _embedded_columns(n)
     everything = _indirect(unknown, *read)
@@ -917,14 +995,21 @@ def column_lineage(plan: dict, tables: dict) -> tuple[dict[str, SinkColumns], li
     per_sink: dict[str, tuple[dict, dict]] = {}
     for node_id in nx.topological_sort(graph):
         node = graph.nodes[node_id]["node"]
-        n = _Node(node, node_kind(node), [relations[i] for i in inputs.get(node_id, [])],
-                  row_names(node.get("outputType")), tables)
+        n = _Node(
+            node,
+            node_kind(node),
+            [relations[i] for i in inputs.get(node_id, [])],
+            row_names(node.get("outputType")),
+            tables,
+        )
         if node.get("dynamicTableSink"):
             _collect_sink(n, per_sink, warnings)
             continue
         relations[node_id] = _evaluate(n, warnings)
-    result = {table: SinkColumns({c: _sources(lineage) for c, lineage in columns.items()}, _sources(rows))
-              for table, (columns, rows) in per_sink.items()}
+    result = {
+        table: SinkColumns({c: _sources(lineage) for c, lineage in columns.items()}, _sources(rows))
+        for table, (columns, rows) in per_sink.items()
+    }
     return result, list(dict.fromkeys(warnings))
 
 

@@ -30,16 +30,16 @@ class PlannerError(RuntimeError):
 
 
 class Planner:
-    def __init__(self, provisioned: Provisioned, *, start_timeout: float = START_TIMEOUT,
-                 java_options: list[str] | None = None):
+    def __init__(
+        self, provisioned: Provisioned, *, start_timeout: float = START_TIMEOUT, java_options: list[str] | None = None
+    ):
         self.provisioned = provisioned
         java = find_java_tool("java")
         if java is None:
             raise PlannerError("no `java` found (JAVA_HOME or PATH): install a Java 11+ runtime.")
         _trim_log(provisioned.log)
         server = Path(str(resources.files("planlineage.planner.child") / "compile_server.py"))
-        command = [str(provisioned.python), str(server), "--lib", str(provisioned.lib),
-                   "--log", str(provisioned.log)]
+        command = [str(provisioned.python), str(server), "--lib", str(provisioned.lib), "--log", str(provisioned.log)]
         if provisioned.stand_in:
             command += ["--stand-in", str(provisioned.stand_in)]
         options = list(JAVA_OPTIONS)
@@ -55,8 +55,14 @@ class Planner:
         env.pop("PYTHONHOME", None)
         self._log = open(provisioned.log, "ab")  # noqa: SIM115 - closed in close()
         self._process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            env=env, text=True, bufsize=1, start_new_session=True,
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=env,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -129,7 +135,7 @@ class Planner:
                 self._process.wait()
         self._log.close()
 
-    def __enter__(self) -> "Planner":
+    def __enter__(self) -> Planner:
         return self
 
     def __exit__(self, *exc) -> None:

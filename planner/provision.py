@@ -17,10 +17,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 import platformdirs
 from filelock import FileLock
@@ -169,21 +169,34 @@ def _build(flink: FlinkVersion, home: Path, fingerprint: str, say: Callable[[str
         _run([sys.executable, "-m", "venv", str(venv)], "create the virtualenv")
         say(f"[2/4] installing {' '.join(flink.requirements)} (~250 MB download)")
         _run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
-             "--progress-bar", "off", *flink.requirements],
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "--progress-bar",
+                "off",
+                *flink.requirements,
+            ],
             f"install Flink {flink.version}",
             stream=say,
         )
         lib = _find_lib(venv)
         say("[3/4] building the stand-in connector against this version's jars")
         stand_in = _build_stand_in(lib, home, say)
-        (home / MARKER).write_text(json.dumps({
-            "fingerprint": fingerprint,
-            "version": flink.version,
-            "lib": str(lib),
-            "stand_in": stand_in is not None,
-            "seconds": round(time.monotonic() - started, 1),
-        }))
+        (home / MARKER).write_text(
+            json.dumps(
+                {
+                    "fingerprint": fingerprint,
+                    "version": flink.version,
+                    "lib": str(lib),
+                    "stand_in": stand_in is not None,
+                    "seconds": round(time.monotonic() - started, 1),
+                }
+            )
+        )
         say("[4/4] recording a class-data sharing archive of the planner (faster JVM starts)")
         _build_class_archive(Provisioned(flink, home), say)
     except BaseException:
@@ -202,9 +215,11 @@ def _run(command: list[str], what: str, stream: Callable[[str], None] | None = N
         if stream and line.startswith(("Collecting", "Downloading", "Installing", "Successfully")):
             stream("    " + line)
     if process.wait() != 0:
-        raise ProvisionError(f"could not {what}: {' / '.join(tail[-5:]) or 'no output'}. "
-                             "Check network access to the package index, then run "
-                             "`planlineage flink install VERSION`.")
+        raise ProvisionError(
+            f"could not {what}: {' / '.join(tail[-5:]) or 'no output'}. "
+            "Check network access to the package index, then run "
+            "`planlineage flink install VERSION`."
+        )
 
 
 def _find_lib(venv: Path) -> Path:
@@ -226,16 +241,30 @@ def _build_stand_in(lib: Path, home: Path, say: Callable[[str], None]) -> Path |
     javac = find_java_tool("javac")
     jar_tool = find_java_tool("jar")
     if not javac or not jar_tool:
-        say("WARNING: no JDK (javac) found: the stand-in connector is not built, so tables whose "
+        say(
+            "WARNING: no JDK (javac) found: the stand-in connector is not built, so tables whose "
             "connector jar is absent cannot be compiled. Install a JDK 11+ and run "
-            "`planlineage flink install VERSION`.")
+            "`planlineage flink install VERSION`."
+        )
         return None
     with tempfile.TemporaryDirectory(prefix="planlineage-standin-") as work:
         classes = Path(work) / "classes"
         classes.mkdir()
         classpath = os.pathsep.join(str(p) for p in sorted(lib.glob("*.jar")))
-        _run([javac, "--release", "11", "-nowarn", "-d", str(classes), "-cp", classpath,
-              *[str(p) for p in _java_sources()]], "compile the stand-in connector")
+        _run(
+            [
+                javac,
+                "--release",
+                "11",
+                "-nowarn",
+                "-d",
+                str(classes),
+                "-cp",
+                classpath,
+                *[str(p) for p in _java_sources()],
+            ],
+            "compile the stand-in connector",
+        )
         shutil.copytree(_java_root() / "META-INF", classes / "META-INF")
         jar = home / STAND_IN_JAR
         _run([jar_tool, "cf", str(jar), "-C", str(classes), "."], "package the stand-in connector")

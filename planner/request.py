@@ -43,15 +43,21 @@ def build_request(
     for statement in statements:
         if statement.kind in sql_script.NOT_EXECUTED:
             continue
-        if replan and statement.kind is sql_script.Kind.SET and statement.set_pair and \
-                statement.set_pair[0].strip() == "execution.runtime-mode":
+        if (
+            replan
+            and statement.kind is sql_script.Kind.SET
+            and statement.set_pair
+            and statement.set_pair[0].strip() == "execution.runtime-mode"
+        ):
             continue
         sent.append(statement)
     request = {
         "statements": [{"sql": s.for_planner(), "line": s.line} for s in sent],
         "jars": [str(Path(j).resolve()) for j in jars],
-        "config": {"execution.runtime-mode": "streaming" if replan else mode,
-                   **(BATCH_PLAN_OPTIONS if mode == "batch" and not replan else {})},
+        "config": {
+            "execution.runtime-mode": "streaming" if replan else mode,
+            **(BATCH_PLAN_OPTIONS if mode == "batch" and not replan else {}),
+        },
         "batch": mode == "batch" and not replan,
         "forced_stand_ins": ["*"] if replan else ALWAYS_STAND_IN,
     }

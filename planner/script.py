@@ -233,11 +233,19 @@ def _is_table_as_select(code: str) -> bool:
             depth += 1
         elif c == ")":
             depth -= 1
-        elif depth == 0 and code[i : i + 2].upper() == "AS" and (i == 0 or not code[i - 1].isalnum() and code[i - 1] != "_"):
+        elif (
+            depth == 0
+            and code[i : i + 2].upper() == "AS"
+            and (i == 0 or not code[i - 1].isalnum() and code[i - 1] != "_")
+        ):
             after = code[i + 2 :]
             if after[:1].isspace() or after[:1] == "(":
                 following = _leading_words(after, 1)
-                if following and following[0] in {"SELECT", "WITH", "VALUES", "TABLE"} or after.lstrip().startswith("("):
+                if (
+                    following
+                    and following[0] in {"SELECT", "WITH", "VALUES", "TABLE"}
+                    or after.lstrip().startswith("(")
+                ):
                     return True
         i += 1
     return False

@@ -162,8 +162,10 @@ def worker_dir(create: bool = False) -> Path:
     if folder.exists():
         info = folder.stat()
         if info.st_uid != os.getuid() or info.st_mode & 0o077:
-            raise WorkerError(f"{folder} is not private to this user (owner and mode 0700 required); "
-                              f"remove it or set {WORKER_DIR_ENV}.")
+            raise WorkerError(
+                f"{folder} is not private to this user (owner and mode 0700 required); "
+                f"remove it or set {WORKER_DIR_ENV}."
+            )
     return folder
 
 
@@ -247,9 +249,23 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
     except (OSError, ValueError, WorkerError):
         path.unlink(missing_ok=True)
     log_path = worker_dir() / f"flink-{minor}.log"
-    command = [sys.executable, "-m", "planlineage", "worker", "serve", "--flink-version", minor,
-               "--idle-timeout", str(idle_seconds), "--max-jobs", str(limits.max_jobs),
-               "--max-rss-mb", str(limits.max_rss_mb), "--job-timeout", str(limits.job_timeout)]
+    command = [
+        sys.executable,
+        "-m",
+        "planlineage",
+        "worker",
+        "serve",
+        "--flink-version",
+        minor,
+        "--idle-timeout",
+        str(idle_seconds),
+        "--max-jobs",
+        str(limits.max_jobs),
+        "--max-rss-mb",
+        str(limits.max_rss_mb),
+        "--job-timeout",
+        str(limits.job_timeout),
+    ]
     with open(log_path, "ab") as out:
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
     deadline = time.monotonic() + wait
@@ -296,11 +312,18 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
                     answer = planner.compile(message.get("request") or {})
                     state["last_used"] = time.monotonic()
             elif op == "status":
-                answer = {"flink_version": provisioned.flink.version, "socket": str(path), "pid": os.getpid(),
-                          "planner_pid": planner.planner_pid, "jobs": planner.jobs,
-                          "planners_started": planner.generation, "rss_mb": round(planner.rss_mb(), 1),
-                          "idle_seconds": round(time.monotonic() - state["last_used"], 1),
-                          "uptime_seconds": round(time.time() - state["started"], 1), "state": "running"}
+                answer = {
+                    "flink_version": provisioned.flink.version,
+                    "socket": str(path),
+                    "pid": os.getpid(),
+                    "planner_pid": planner.planner_pid,
+                    "jobs": planner.jobs,
+                    "planners_started": planner.generation,
+                    "rss_mb": round(planner.rss_mb(), 1),
+                    "idle_seconds": round(time.monotonic() - state["last_used"], 1),
+                    "uptime_seconds": round(time.time() - state["started"], 1),
+                    "state": "running",
+                }
             elif op == "stop":
                 answer = {"stopping": True}
                 threading.Thread(target=server.shutdown, daemon=True).start()

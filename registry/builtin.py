@@ -6,7 +6,7 @@ generic rule would produce strings no other producer emits, i.e. silent duplicat
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from . import cdc, filesystem, jdbc, kafka
 from .outcome import Outcome

@@ -15,7 +15,7 @@ only the database knows: no dataset, a warning naming the option.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from .jdbc import JdbcUnsupported, jdbc_identity
 from .outcome import Outcome, require

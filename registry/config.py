@@ -20,10 +20,11 @@ file, so a deployment can hand us the same settings its Spark and Flink listener
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .resolvers import NamespaceResolver, ResolverConfigError, build_resolver, specs_from_properties
 from .rules import Template, TemplateError, UserRule
@@ -70,7 +71,10 @@ def load_config(
 
     unknown = sorted(set(data) - {"connectors", "dataset"})
     if unknown:
-        raise ConfigError(f"{where}: unknown top-level key(s) {', '.join(unknown)} (expected [connectors.*], [dataset.namespaceResolvers.*])")
+        raise ConfigError(
+            f"{where}: unknown top-level key(s) {', '.join(unknown)} "
+            "(expected [connectors.*], [dataset.namespaceResolvers.*])"
+        )
 
     rules = _load_rules(data.get("connectors", {}), where)
     specs = _file_resolver_specs(data.get("dataset", {}), where)
@@ -79,7 +83,9 @@ def load_config(
         resolvers = tuple(build_resolver(name, spec) for name, spec in specs.items())
     except ResolverConfigError as exc:
         raise ConfigError(f"{where}: dataset.namespaceResolvers: {exc}") from None
-    return IdentityConfig(profile, metalake.strip() if metalake else None, rules, resolvers, str(path) if path else None)
+    return IdentityConfig(
+        profile, metalake.strip() if metalake else None, rules, resolvers, str(path) if path else None
+    )
 
 
 def _load_rules(connectors: Any, where: str) -> dict[str, UserRule]:
@@ -112,7 +118,9 @@ def _file_resolver_specs(dataset: Any, where: str) -> dict[str, dict[str, Any]]:
         raise ConfigError(f"{where}: 'dataset' must be a table")
     unknown = sorted(set(dataset) - {"namespaceResolvers"})
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) dataset.{', dataset.'.join(unknown)} (expected dataset.namespaceResolvers)")
+        raise ConfigError(
+            f"{where}: unknown key(s) dataset.{', dataset.'.join(unknown)} (expected dataset.namespaceResolvers)"
+        )
     resolvers = dataset.get("namespaceResolvers", {})
     if not isinstance(resolvers, dict):
         raise ConfigError(f"{where}: dataset.namespaceResolvers must be a table of resolvers")

@@ -9,7 +9,7 @@ reads it, with `java.net.URI`: so the path is percent-decoded, query and fragmen
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 from urllib.parse import quote
 
 from .javauri import JavaURI, JavaURISyntaxError, parse_java_uri

@@ -25,8 +25,8 @@ Profiles:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from planlineage.document import Dataset, Symlink
 
@@ -103,7 +103,9 @@ def resolve(
                 links = [Symlink(namespace=ns, name=n, type="LOCATION") for ns, n in physical]
                 datasets.append(Dataset(namespace=config.metalake or "", name=table, symlinks=links))
             else:
-                warnings.append("the gravitino profile names a dataset by its table identifier, and none was given; no dataset")
+                warnings.append(
+                    "the gravitino profile names a dataset by its table identifier, and none was given; no dataset"
+                )
     else:
         datasets = [
             Dataset(namespace=ns, name=n, symlinks=[Symlink(namespace=ns, name=table, type="TABLE")] if table else [])

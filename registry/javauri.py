@@ -117,7 +117,9 @@ class _Parser:
                 break
         return i
 
-    def check_chars(self, p: int, q: int, allowed: set[str], what: str, escapes: bool = True, other: bool = True) -> None:
+    def check_chars(
+        self, p: int, q: int, allowed: set[str], what: str, escapes: bool = True, other: bool = True
+    ) -> None:
         i = p
         while i < q:
             c = self.s[i]

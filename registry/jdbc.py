@@ -15,8 +15,8 @@ included: a behaviour that looks wrong here is still the one the other producers
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from .javauri import JavaURISyntaxError, java_split, parse_java_uri
 from .outcome import Outcome, require
@@ -219,7 +219,7 @@ class _Tns:
         self.children: list[_Tns] = []
 
     @classmethod
-    def parse(cls, text: str) -> "_Tns":
+    def parse(cls, text: str) -> _Tns:
         pos = [0]
         cls._skip_ws(text, pos)
         if pos[0] >= len(text) or text[pos[0]] != "(":
@@ -231,7 +231,7 @@ class _Tns:
         return root
 
     @classmethod
-    def _node(cls, s: str, pos: list[int]) -> "_Tns":
+    def _node(cls, s: str, pos: list[int]) -> _Tns:
         cls._expect(s, pos, "(")
         cls._skip_ws(s, pos)
         start = pos[0]
@@ -265,7 +265,7 @@ class _Tns:
         while pos[0] < len(s) and s[pos[0]].isspace():
             pos[0] += 1
 
-    def find_all(self, key: str) -> list["_Tns"]:
+    def find_all(self, key: str) -> list[_Tns]:
         found = [self] if self.key == key else []
         for child in self.children:
             found.extend(child.find_all(key))

@@ -13,7 +13,7 @@ items trimmed). `topic-pattern` names topics only the broker knows: no dataset, 
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from .javauri import java_split
 from .outcome import MissingOption, Outcome, require

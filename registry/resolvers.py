@@ -25,8 +25,9 @@ such a merge, so with two resolvers matching the same namespace its winner is no
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 
 class ResolverConfigError(ValueError):
@@ -118,7 +119,9 @@ def build_resolver(name: str, spec: Mapping[str, Any]) -> NamespaceResolver:
         raise ResolverConfigError(f"resolver '{name}' must be a table of settings")
     kind = spec.get("type")
     if not isinstance(kind, str) or kind.lower() not in _FIELDS:
-        raise ResolverConfigError(f"resolver '{name}': type must be one of hostList, pattern, patternGroup (got {kind!r})")
+        raise ResolverConfigError(
+            f"resolver '{name}': type must be one of hostList, pattern, patternGroup (got {kind!r})"
+        )
     kind = kind.lower()
     unknown = sorted(set(spec) - _FIELDS[kind])
     if unknown:
@@ -129,7 +132,9 @@ def build_resolver(name: str, spec: Mapping[str, Any]) -> NamespaceResolver:
     if kind == "hostlist":
         hosts = spec.get("hosts")
         if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
-            raise ResolverConfigError(f"resolver '{name}': hosts must be a list of strings, e.g. [\"k1\", \"k2\"] or [k1;k2]")
+            raise ResolverConfigError(
+                f'resolver \'{name}\': hosts must be a list of strings, e.g. ["k1", "k2"] or [k1;k2]'
+            )
         return HostListResolver(name, tuple(hosts), schema)
     regex = spec.get("regex")
     if not isinstance(regex, str) or not regex:

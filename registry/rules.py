@@ -23,8 +23,8 @@ User rules win over the built-in rule of the same connector.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from .outcome import MissingOption, Outcome
 from .secrets import is_secret_key, strip_credentials
@@ -43,7 +43,7 @@ class Template:
     parts: tuple[tuple[str, str], ...]  # ("text", literal) | ("option", key) | ("field", $name)
 
     @classmethod
-    def parse(cls, source: str) -> "Template":
+    def parse(cls, source: str) -> Template:
         parts: list[tuple[str, str]] = []
         literal: list[str] = []
         i, n = 0, len(source)
@@ -67,7 +67,8 @@ class Template:
                 if inner.startswith("$"):
                     if inner not in TABLE_FIELDS:
                         raise TemplateError(
-                            f"unknown table field '{{{inner}}}' (known: {', '.join('{' + f + '}' for f in TABLE_FIELDS)})"
+                            f"unknown table field '{{{inner}}}' "
+                            f"(known: {', '.join('{' + f + '}' for f in TABLE_FIELDS)})"
                         )
                     kind = "field"
                 elif _OPTION_KEY.fullmatch(inner):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Mapping
+from collections.abc import Mapping
 from urllib.parse import quote, quote_plus
 
 MASK = "******"

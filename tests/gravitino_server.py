@@ -37,10 +37,11 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any
 
 import networkx as nx
 
@@ -153,7 +154,7 @@ def _reply(status: int, body: dict | str | None = None, headers: dict | None = N
 
 class _Handler(BaseHTTPRequestHandler):
     server_version = "GravitinoTestServer/1.0"
-    owner: "GravitinoTestServer"
+    owner: GravitinoTestServer
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
@@ -232,7 +233,7 @@ class GravitinoTestServer:
         self._thread.daemon = True
         self._thread.start()
 
-    def start(self) -> "GravitinoTestServer":
+    def start(self) -> GravitinoTestServer:
         if self._httpd is None:
             self._listen()
         return self
@@ -264,7 +265,7 @@ class GravitinoTestServer:
 
     stop = down
 
-    def __enter__(self) -> "GravitinoTestServer":
+    def __enter__(self) -> GravitinoTestServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -295,13 +296,12 @@ class GravitinoTestServer:
         path = h.path.split("?", 1)[0].rstrip("/")
         if path != LINEAGE_PATH:
             return _reply(404, gravitino_error(1003, "NotFoundException", f"{path} not found"))
-        if self.token is not None:
-            if h.headers.get("Authorization") != f"Bearer {self.token}":
-                return _reply(
-                    401,
-                    gravitino_error(1011, "UnauthorizedException", "The provided credentials did not support"),
-                    {"WWW-Authenticate": "Bearer"},
-                )
+        if self.token is not None and h.headers.get("Authorization") != f"Bearer {self.token}":
+            return _reply(
+                401,
+                gravitino_error(1011, "UnauthorizedException", "The provided credentials did not support"),
+                {"WWW-Authenticate": "Bearer"},
+            )
         refusal = negotiate(h.headers.get("Accept"), self.mode)
         if refusal:
             return _reply(406, refusal)
@@ -337,9 +337,7 @@ class GravitinoTestServer:
     def keys(self) -> Counter:
         """How often each ``(runId, job name, eventType)`` was accepted."""
         with self._lock:
-            return Counter(
-                (e["run"]["runId"], e["job"]["name"], e["eventType"]) for e in self.events
-            )
+            return Counter((e["run"]["runId"], e["job"]["name"], e["eventType"]) for e in self.events)
 
     def statuses(self) -> list[int]:
         with self._lock:
@@ -383,7 +381,7 @@ class MarquezGraph:
         elif streaming and kind in ("START", "RUNNING") and (inputs or outputs):
             edges["inputs"], edges["outputs"] = inputs, outputs
 
-    def apply_all(self, events: Iterable[dict[str, Any]]) -> "MarquezGraph":
+    def apply_all(self, events: Iterable[dict[str, Any]]) -> MarquezGraph:
         for event in events:
             self.apply(event)
         return self
@@ -402,9 +400,4 @@ class MarquezGraph:
 
     def edges(self) -> set[tuple[tuple[str, str], str, tuple[str, str]]]:
         """``(input dataset, job name, output dataset)`` triples currently drawn."""
-        return {
-            (i, name, o)
-            for (_, name), e in self.jobs.items()
-            for i in e["inputs"]
-            for o in e["outputs"]
-        }
+        return {(i, name, o) for (_, name), e in self.jobs.items() for i in e["inputs"] for o in e["outputs"]}

@@ -8,8 +8,8 @@ instead of raising, so the outbox can decide what to keep.
 from __future__ import annotations
 
 import importlib
-from collections.abc import MutableMapping
-from typing import Any, Mapping
+from collections.abc import Mapping, MutableMapping
+from typing import Any
 
 from planlineage.emitter.transports.base import (
     Config,
@@ -30,10 +30,17 @@ _BUILTIN: dict[str, tuple[str, str]] = {
     "console": ("planlineage.emitter.transports.console", "ConsoleTransport"),
 }
 _EXPORTS = {
-    "GravitinoConfig": "gravitino", "GravitinoTransport": "gravitino", "HttpConfig": "http",
-    "HttpTransport": "http", "FileConfig": "file", "FileTransport": "file",
-    "ConsoleConfig": "console", "ConsoleTransport": "console",
+    "GravitinoConfig": "gravitino",
+    "GravitinoTransport": "gravitino",
+    "HttpConfig": "http",
+    "HttpTransport": "http",
+    "FileConfig": "file",
+    "FileTransport": "file",
+    "ConsoleConfig": "console",
+    "ConsoleTransport": "console",
 }
+
+
 class _Registry(MutableMapping):
     """kind -> transport class; the built-in ones are imported on first lookup."""
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 MAX_REASON_CHARS = 300
@@ -52,7 +53,7 @@ class Config(ABC):
 
     @classmethod
     @abstractmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "Config":
+    def from_dict(cls, options: Mapping[str, Any]) -> Config:
         """The config from plain options; TransportConfigError when they do not fit."""
 
 
@@ -68,10 +69,10 @@ class Transport(ABC):
         """Where events go, secret-free, for one log line."""
         return self.kind
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook: most transports hold nothing to release
         pass
 
-    def __enter__(self) -> "Transport":
+    def __enter__(self) -> Transport:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any, ClassVar, Mapping
+from typing import IO, Any, ClassVar
 
 from openlineage.client.serde import Serde
 
@@ -22,7 +23,7 @@ class ConsoleConfig(Config):
     stream: IO[str] | None = field(default=None, repr=False)
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "ConsoleConfig":
+    def from_dict(cls, options: Mapping[str, Any]) -> ConsoleConfig:
         return cls(stream=options.get("stream"))
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from openlineage.client.transport.file import FileConfig as OLFileConfig
 from openlineage.client.transport.file import FileTransport as OLFileTransport
@@ -36,7 +37,7 @@ class FileConfig(Config):
         self.path = os.path.abspath(os.path.expanduser(self.path))
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "FileConfig":
+    def from_dict(cls, options: Mapping[str, Any]) -> FileConfig:
         path = options.get("path") or options.get("file") or options.get("log_file_path")
         if not path:
             raise TransportConfigError("the file transport needs lineage.file")

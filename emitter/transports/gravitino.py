@@ -15,8 +15,9 @@ and still lists ``application/json`` for the resource: accepted by every server 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from planlineage.emitter.transports.base import Config, TransportConfigError
 from planlineage.emitter.transports.http import HttpConfig, HttpTransport, _float
@@ -32,7 +33,7 @@ class GravitinoConfig(HttpConfig):
     accept: str = ACCEPT
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "GravitinoConfig":
+    def from_dict(cls, options: Mapping[str, Any]) -> GravitinoConfig:
         address = options.get("address") or options.get("url")
         if not address:
             raise TransportConfigError("the gravitino transport needs lineage.address")

@@ -7,8 +7,9 @@ timeouts short and bounded.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -76,7 +77,7 @@ class HttpConfig(Config):
         self.endpoint = (self.endpoint or "").strip().lstrip("/")
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "HttpConfig":
+    def from_dict(cls, options: Mapping[str, Any]) -> HttpConfig:
         url = options.get("url") or options.get("address")
         if not url:
             raise TransportConfigError("the http transport needs an address (url)")

@@ -111,8 +111,10 @@ class Compiler:
                 compile_ms = (time.perf_counter() - started) * 1000
                 plan = json.loads(compiled)
             except Exception as error:
-                return {"ok": False, "error": {"statement": self._blame(session, sink_statement),
-                                               "message": _root_cause(error)}}
+                return {
+                    "ok": False,
+                    "error": {"statement": self._blame(session, sink_statement), "message": _root_cause(error)},
+                }
 
         tables = {}
         for identifier in _table_identifiers(plan):
@@ -121,8 +123,13 @@ class Compiler:
                 table = json.loads(described)
                 tables[table.pop("identifier")] = table
         # compile_ms is the bare compilePlan call: the floor a warm planner can approach.
-        return {"ok": True, "plan": plan, "tables": tables, "kinds": kinds,
-                "timings": {"compile_ms": round(compile_ms, 2)}}
+        return {
+            "ok": True,
+            "plan": plan,
+            "tables": tables,
+            "kinds": kinds,
+            "timings": {"compile_ms": round(compile_ms, 2)},
+        }
 
     @staticmethod
     def _blame(session, sink_statement: list[int]) -> int | None:

@@ -8,20 +8,34 @@ def run(*args):
 
 
 def test_identity_prints_datasets_with_symlinks():
-    result = run("identity", json.dumps({"connector": "jdbc", "url": "jdbc:mysql://h/db", "table-name": "t",
-                                         "password": "hunter2-FAKE"}), "--table", "c.d.t")
+    result = run(
+        "identity",
+        json.dumps({"connector": "jdbc", "url": "jdbc:mysql://h/db", "table-name": "t", "password": "hunter2-FAKE"}),
+        "--table",
+        "c.d.t",
+    )
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert document == {"datasets": [{"namespace": "mysql://h:3306", "name": "db.t",
-                                      "symlinks": [{"namespace": "mysql://h:3306", "name": "c.d.t", "type": "TABLE"}]}],
-                        "warnings": []}
+    assert document == {
+        "datasets": [
+            {
+                "namespace": "mysql://h:3306",
+                "name": "db.t",
+                "symlinks": [{"namespace": "mysql://h:3306", "name": "c.d.t", "type": "TABLE"}],
+            }
+        ],
+        "warnings": [],
+    }
     assert "hunter2-FAKE" not in result.stdout + result.stderr
 
 
 def test_identity_of_an_unknown_connector_warns():
     result = run("identity", json.dumps({"connector": "acme-queue"}), "--table", "c.d.t")
     assert result.returncode == 0
-    assert json.loads(result.stdout) == {"datasets": [], "warnings": ["table c.d.t: no identity rule for connector 'acme-queue'"]}
+    assert json.loads(result.stdout) == {
+        "datasets": [],
+        "warnings": ["table c.d.t: no identity rule for connector 'acme-queue'"],
+    }
 
 
 def test_bad_options_and_bad_rules_exit_2_without_traceback(tmp_path):

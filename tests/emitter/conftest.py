@@ -12,9 +12,8 @@ for folder in (TESTS, TESTS / "emitter"):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from gravitino_server import GravitinoTestServer  # noqa: E402
-
 from emitter_fixtures import single_sink_lineage  # noqa: E402
+from gravitino_server import GravitinoTestServer  # noqa: E402
 
 from planlineage.document import JobLineage  # noqa: E402
 from planlineage.emitter.store import Store  # noqa: E402

@@ -9,8 +9,8 @@ from emitter_fixtures import hive_table, kafka, sink, table
 from gravitino_server import validate
 
 from planlineage.document import ColumnInput, ColumnTransformation, Dataset, JobLineage
-from planlineage.extract import attach_columns
 from planlineage.emitter import events as ev
+from planlineage.pipeline import attach_columns
 
 RUN = "01900000-0000-7000-8000-000000000001"
 D = "default_catalog.default_database."
@@ -20,8 +20,12 @@ SUM = ColumnTransformation(type="DIRECT", subtype="AGGREGATION")
 
 
 def build(lineage, event_type="START"):
-    return [ev.to_dict(e) for e in ev.build_events(lineage, job_name="orders-etl", job_namespace="planlineage",
-                                                    run_id=RUN, event_type=event_type)]
+    return [
+        ev.to_dict(e)
+        for e in ev.build_events(
+            lineage, job_name="orders-etl", job_namespace="planlineage", run_id=RUN, event_type=event_type
+        )
+    ]
 
 
 def column(table_name, name, *transformations):
@@ -50,16 +54,32 @@ def test_each_output_dataset_carries_the_facet_naming_input_datasets_and_fields(
     assert facet["_schemaURL"].endswith("/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet")
     assert facet["_producer"] == ev.PRODUCER
     assert facet["fields"] == {
-        "id": {"inputFields": [
-            {"namespace": "kafka://broker:9092", "name": "orders", "field": "id",
-             "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "masking": False}]},
-            {"namespace": "mysql://db:3306", "name": "crm.customers", "field": "customer_id",
-             "transformations": [{"type": "INDIRECT", "subtype": "JOIN", "masking": False}]},
-        ]},
-        "amount": {"inputFields": [
-            {"namespace": "kafka://broker:9092", "name": "orders", "field": "amount",
-             "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False}]},
-        ]},
+        "id": {
+            "inputFields": [
+                {
+                    "namespace": "kafka://broker:9092",
+                    "name": "orders",
+                    "field": "id",
+                    "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "masking": False}],
+                },
+                {
+                    "namespace": "mysql://db:3306",
+                    "name": "crm.customers",
+                    "field": "customer_id",
+                    "transformations": [{"type": "INDIRECT", "subtype": "JOIN", "masking": False}],
+                },
+            ]
+        },
+        "amount": {
+            "inputFields": [
+                {
+                    "namespace": "kafka://broker:9092",
+                    "name": "orders",
+                    "field": "amount",
+                    "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION", "masking": False}],
+                },
+            ]
+        },
     }
     # The per-field form: dataset-wide influences are already on every field.
     assert facet.get("dataset", []) == []
@@ -79,7 +99,9 @@ def test_a_table_of_several_datasets_gives_one_input_field_per_dataset():
     lineage.sinks[0].inputs[0].datasets.append(kafka("orders-replay"))
     [event] = build(lineage)
     assert [(f["name"], f["field"]) for f in facet_of(event)["fields"]["amount"]["inputFields"]] == [
-        ("orders", "amount"), ("orders-replay", "amount")]
+        ("orders", "amount"),
+        ("orders-replay", "amount"),
+    ]
 
 
 def test_tables_without_datasets_are_left_out_and_so_are_fields_left_empty():
@@ -94,9 +116,16 @@ def test_tables_without_datasets_are_left_out_and_so_are_fields_left_empty():
 
 def test_descriptions_and_masking_are_carried_and_absent_subtypes_omitted():
     lineage = joined_lineage()
-    lineage.sinks[0].columns = {"id": [
-        column(D + "orders", "id", ColumnTransformation(type="DIRECT", subtype="TRANSFORMATION", masking=True),
-               ColumnTransformation(type="INDIRECT", description="not analysed: stream-exec-foo"))]}
+    lineage.sinks[0].columns = {
+        "id": [
+            column(
+                D + "orders",
+                "id",
+                ColumnTransformation(type="DIRECT", subtype="TRANSFORMATION", masking=True),
+                ColumnTransformation(type="INDIRECT", description="not analysed: stream-exec-foo"),
+            )
+        ]
+    }
     [event] = build(lineage)
     assert facet_of(event)["fields"]["id"]["inputFields"][0]["transformations"] == [
         {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True},
@@ -135,12 +164,22 @@ def test_from_a_real_plan_through_the_document():
     [event] = build(JobLineage(flink_version="2.3.0", sinks=[out]))
     assert validate(event) is None
     fields = facet_of(event)["fields"]
-    summary = {name: sorted((f["name"], f["field"], t["type"], t["subtype"])
-                            for f in spec["inputFields"] for t in f["transformations"])
-               for name, spec in fields.items()}
+    summary = {
+        name: sorted(
+            (f["name"], f["field"], t["type"], t["subtype"]) for f in spec["inputFields"] for t in f["transformations"]
+        )
+        for name, spec in fields.items()
+    }
     assert summary == {
-        "k": [("orders", "order_id", "DIRECT", "IDENTITY"), ("orders", "order_id", "INDIRECT", "JOIN"),
-              ("refunds", "order_id", "INDIRECT", "JOIN")],
-        "v": [("orders", "amount", "DIRECT", "TRANSFORMATION"), ("orders", "order_id", "INDIRECT", "JOIN"),
-              ("refunds", "amount", "DIRECT", "TRANSFORMATION"), ("refunds", "order_id", "INDIRECT", "JOIN")],
+        "k": [
+            ("orders", "order_id", "DIRECT", "IDENTITY"),
+            ("orders", "order_id", "INDIRECT", "JOIN"),
+            ("refunds", "order_id", "INDIRECT", "JOIN"),
+        ],
+        "v": [
+            ("orders", "amount", "DIRECT", "TRANSFORMATION"),
+            ("orders", "order_id", "INDIRECT", "JOIN"),
+            ("refunds", "amount", "DIRECT", "TRANSFORMATION"),
+            ("refunds", "order_id", "INDIRECT", "JOIN"),
+        ],
     }

@@ -95,9 +95,7 @@ def test_multi_sink_yields_parent_plus_one_job_per_sink_with_only_its_own_datase
         ("kafka://broker:9092", "orders"),
         ("kafka://broker:9092", "payments"),
     ]
-    assert names(second["outputs"]) == [
-        ("hdfs://namenode:8020", "/warehouse/sales.db/payments_by_order")
-    ]
+    assert names(second["outputs"]) == [("hdfs://namenode:8020", "/warehouse/sales.db/payments_by_order")]
     for child, table_name in ((first, "hive.sales.orders_clean"), (second, "hive.sales.payments_by_order")):
         facet = child["run"]["facets"]["parent"]
         assert facet["run"]["runId"] == RUN
@@ -193,9 +191,7 @@ def test_rejects_unknown_event_type_and_bad_run_id():
 def test_events_are_library_models_and_serialize_to_json():
     from openlineage.client.event_v2 import RunEvent
 
-    built = ev.build_events(
-        single_sink_lineage(), job_name="j", job_namespace="n", run_id=RUN, event_type="RUNNING"
-    )
+    built = ev.build_events(single_sink_lineage(), job_name="j", job_namespace="n", run_id=RUN, event_type="RUNNING")
     assert all(isinstance(e, RunEvent) for e in built)
     assert json.loads(ev.to_json(built[0]))["eventType"] == "RUNNING"
     assert ev.event_key(ev.to_json(built[0])) == (RUN, "j", "RUNNING")

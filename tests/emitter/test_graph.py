@@ -10,9 +10,9 @@ from emitter_fixtures import hive_table, kafka, single_sink_lineage, two_sink_li
 from gravitino_server import GravitinoTestServer, MarquezGraph
 
 from planlineage.emitter import events as ev
-from planlineage.emitter import lifecycle
-from planlineage.emitter.settings import Settings
 from planlineage.emitter.store import Store
+from planlineage.lifecycle import runs
+from planlineage.settings import Settings
 
 SPARK_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.30.0/integration/spark"
 
@@ -63,22 +63,25 @@ def test_flink_and_spark_events_for_the_same_tables_make_one_node_per_table():
     with GravitinoTestServer() as srv:
         store = Store()
         settings = Settings(store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": srv.address})
-        lifecycle.record_submission(store, "app-1", "orders-etl", single_sink_lineage(), "INSERT …", settings)
-        lifecycle.record_state(store, "app-1", "RUNNING")
-        assert lifecycle.flush(store, settings).delivered == 2
+        runs.record_submission(store, "app-1", "orders-etl", single_sink_lineage(), "INSERT …", settings)
+        runs.record_state(store, "app-1", "RUNNING")
+        assert runs.flush(store, settings).delivered == 2
         for event in spark_events([hive_table("sales", "orders_clean")], [hive_table("sales", "daily_revenue")]):
             assert httpx.post(f"{srv.address}/api/lineage", json=event).status_code == 201
         graph = MarquezGraph().apply_all(srv.events)
 
     g = graph.graph()
     datasets = [n for n in g if n[0] == "dataset"]
-    assert sorted(datasets) == sorted([
-        ("dataset", "kafka://broker:9092", "orders"),
-        ("dataset", "hdfs://namenode:8020", "/warehouse/sales.db/orders_clean"),
-        ("dataset", "hdfs://namenode:8020", "/warehouse/sales.db/daily_revenue"),
-    ])
+    assert sorted(datasets) == sorted(
+        [
+            ("dataset", "kafka://broker:9092", "orders"),
+            ("dataset", "hdfs://namenode:8020", "/warehouse/sales.db/orders_clean"),
+            ("dataset", "hdfs://namenode:8020", "/warehouse/sales.db/daily_revenue"),
+        ]
+    )
     nodes = nx.shortest_path(
-        g, ("dataset", "kafka://broker:9092", "orders"),
+        g,
+        ("dataset", "kafka://broker:9092", "orders"),
         ("dataset", "hdfs://namenode:8020", "/warehouse/sales.db/daily_revenue"),
     )
     assert nodes == [

@@ -9,9 +9,10 @@ from emitter_fixtures import single_sink_lineage, two_sink_lineage
 from gravitino_server import GravitinoTestServer
 
 from planlineage.emitter import events as ev
-from planlineage.emitter import lifecycle, outbox
-from planlineage.emitter.settings import Settings
+from planlineage.emitter import outbox
 from planlineage.emitter.store import Store
+from planlineage.lifecycle import runs
+from planlineage.settings import Settings
 
 SQL = "INSERT INTO sink SELECT * FROM orders"
 
@@ -34,22 +35,22 @@ def payloads(store):
 
 def test_nothing_until_configured(store, private_home):
     settings = Settings(store, environ={})
-    assert lifecycle.record_submission(store, "app-1", "job", single_sink_lineage(), SQL, settings) is None
-    assert lifecycle.record_pending_submission(store, "app-1", "job", SQL, settings) is None
-    assert lifecycle.record_state(store, "app-1", "RUNNING") is None
-    assert lifecycle.flush(store, settings) is None
+    assert runs.record_submission(store, "app-1", "job", single_sink_lineage(), SQL, settings) is None
+    assert runs.record_pending_submission(store, "app-1", "job", SQL, settings) is None
+    assert runs.record_state(store, "app-1", "RUNNING") is None
+    assert runs.flush(store, settings) is None
     assert not private_home.exists()
 
 
 def test_submission_queues_start_for_each_job(store):
-    run_id = lifecycle.record_submission(store, "app-1", "etl", two_sink_lineage(), SQL, configured(store))
+    run_id = runs.record_submission(store, "app-1", "etl", two_sink_lineage(), SQL, configured(store))
     assert run_id
     assert queued(store) == [
         ("etl", "START"),
         ("etl.hive.sales.orders_clean", "START"),
         ("etl.hive.sales.payments_by_order", "START"),
     ]
-    run = lifecycle.current_run(store, "app-1")
+    run = runs.current_run(store, "app-1")
     assert (run.run_id, run.job_name, run.namespace, run.last_event) == (run_id, "etl", "planlineage", "START")
     assert run.lineage == two_sink_lineage() and run.sql == SQL
     assert {p["job"]["facets"]["sql"]["query"] for p in payloads(store)} == {SQL}
@@ -58,111 +59,126 @@ def test_submission_queues_start_for_each_job(store):
 @pytest.mark.parametrize(
     "state, event_type",
     [
-        ("FINISHED", "COMPLETE"), ("SUCCEEDED", "COMPLETE"),
-        ("FAILED", "FAIL"), ("LOST", "FAIL"), ("KILLED", "FAIL"), ("TERMINATED", "FAIL"),
-        ("CANCELED", "ABORT"), ("running", "RUNNING"),
-        ("STARTING", None), ("RESTARTING", None), ("SUSPENDED", None), ("POS_TERMINATED", None),
-        ("OTHER", None), ("", None),
+        ("FINISHED", "COMPLETE"),
+        ("SUCCEEDED", "COMPLETE"),
+        ("FAILED", "FAIL"),
+        ("LOST", "FAIL"),
+        ("KILLED", "FAIL"),
+        ("TERMINATED", "FAIL"),
+        ("CANCELED", "ABORT"),
+        ("running", "RUNNING"),
+        ("STARTING", None),
+        ("RESTARTING", None),
+        ("SUSPENDED", None),
+        ("POS_TERMINATED", None),
+        ("OTHER", None),
+        ("", None),
     ],
 )
 def test_state_mapping(store, state, event_type):
-    lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
-    assert lifecycle.record_state(store, "app", state) == event_type
+    runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
+    assert runs.record_state(store, "app", state) == event_type
     expected = [("etl", "START")] + ([("etl", event_type)] if event_type else [])
     assert queued(store) == expected
-    assert lifecycle.current_run(store, "app").platform_state == state.upper()
+    assert runs.current_run(store, "app").platform_state == state.upper()
 
 
 def test_each_transition_is_queued_once(store):
-    lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
-    assert lifecycle.record_state(store, "app", "RUNNING") == "RUNNING"
-    assert lifecycle.record_state(store, "app", "RUNNING") is None
-    assert lifecycle.record_state(store, "app", "RESTARTING") is None
-    assert lifecycle.record_state(store, "app", "RUNNING") is None
-    assert lifecycle.record_state(store, "app", "FINISHED") == "COMPLETE"
-    assert lifecycle.record_state(store, "app", "FINISHED") is None
-    assert lifecycle.record_state(store, "app", "FAILED") is None  # nothing after a terminal event
+    runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
+    assert runs.record_state(store, "app", "RUNNING") == "RUNNING"
+    assert runs.record_state(store, "app", "RUNNING") is None
+    assert runs.record_state(store, "app", "RESTARTING") is None
+    assert runs.record_state(store, "app", "RUNNING") is None
+    assert runs.record_state(store, "app", "FINISHED") == "COMPLETE"
+    assert runs.record_state(store, "app", "FINISHED") is None
+    assert runs.record_state(store, "app", "FAILED") is None  # nothing after a terminal event
     assert queued(store) == [("etl", "START"), ("etl", "RUNNING"), ("etl", "COMPLETE")]
 
 
 def test_unknown_app_is_a_no_op(store, private_home):
-    assert lifecycle.record_state(store, "nobody", "RUNNING") is None
+    assert runs.record_state(store, "nobody", "RUNNING") is None
     assert not private_home.exists()
-    lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
-    assert lifecycle.record_state(store, "nobody", "FAILED") is None
+    runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
+    assert runs.record_state(store, "nobody", "FAILED") is None
     assert queued(store) == [("etl", "START")]
 
 
 def test_every_event_repeats_the_datasets_and_fail_has_the_error(store):
-    lifecycle.record_submission(store, "app", "etl", two_sink_lineage("batch"), SQL, configured(store))
-    lifecycle.record_state(store, "app", "RUNNING")
-    lifecycle.record_state(store, "app", "FAILED", error="java.lang.Exception: boom")
+    runs.record_submission(store, "app", "etl", two_sink_lineage("batch"), SQL, configured(store))
+    runs.record_state(store, "app", "RUNNING")
+    runs.record_state(store, "app", "FAILED", error="java.lang.Exception: boom")
     by_type = {}
     for payload in payloads(store):
         by_type.setdefault(payload["eventType"], []).append(payload)
     assert list(by_type) == ["START", "RUNNING", "FAIL"]
 
     def shape(events):
-        return [(e["job"]["name"], e["run"]["runId"], e["inputs"], e["outputs"], e["job"]["facets"]["jobType"]) for e in events]
+        return [
+            (e["job"]["name"], e["run"]["runId"], e["inputs"], e["outputs"], e["job"]["facets"]["jobType"])
+            for e in events
+        ]
 
     assert shape(by_type["START"]) == shape(by_type["RUNNING"]) == shape(by_type["FAIL"])
     assert all(e["run"]["facets"]["errorMessage"]["message"] == "java.lang.Exception: boom" for e in by_type["FAIL"])
 
 
 def test_error_message_secrets_are_redacted(store):
-    lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
-    lifecycle.record_state(store, "app", "FAILED", error="cannot connect jdbc:mysql://etl:hunter22@db:3306/x")
+    runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
+    runs.record_state(store, "app", "FAILED", error="cannot connect jdbc:mysql://etl:hunter22@db:3306/x")
     [fail] = [p for p in payloads(store) if p["eventType"] == "FAIL"]
     assert "hunter22" not in fail["run"]["facets"]["errorMessage"]["message"]
 
 
 def test_states_before_lineage_are_replayed_after_start_in_order(store):
     settings = configured(store)
-    run_id = lifecycle.record_pending_submission(store, "app", "etl", SQL, settings)
+    run_id = runs.record_pending_submission(store, "app", "etl", SQL, settings)
     assert run_id and queued(store) == []
-    assert lifecycle.record_state(store, "app", "RUNNING") == "RUNNING"
-    assert lifecycle.record_state(store, "app", "RUNNING") is None
-    assert lifecycle.record_state(store, "app", "FAILED", error="boom") == "FAIL"
+    assert runs.record_state(store, "app", "RUNNING") == "RUNNING"
+    assert runs.record_state(store, "app", "RUNNING") is None
+    assert runs.record_state(store, "app", "FAILED", error="boom") == "FAIL"
     assert queued(store) == []  # nothing can be sent without datasets
-    assert lifecycle.attach_lineage(store, "app", run_id, two_sink_lineage()) is True
+    assert runs.attach_lineage(store, "app", run_id, two_sink_lineage()) is True
     assert [t for _, t in queued(store)] == ["START"] * 3 + ["RUNNING"] * 3 + ["FAIL"] * 3
     events = payloads(store)
     times = [e["eventTime"] for e in events]
     assert times == sorted(times)
     assert {e["run"]["runId"] for e in events if e["job"]["name"] == "etl"} == {run_id}
-    assert lifecycle.current_run(store, "app").pending == []
-    assert lifecycle.attach_lineage(store, "app", run_id, two_sink_lineage()) is False  # once
-    assert lifecycle.record_state(store, "app", "FINISHED") is None  # already terminal
+    assert runs.current_run(store, "app").pending == []
+    assert runs.attach_lineage(store, "app", run_id, two_sink_lineage()) is False  # once
+    assert runs.record_state(store, "app", "FINISHED") is None  # already terminal
 
 
 def test_stale_worker_cannot_attach_to_a_newer_run(store):
     settings = configured(store)
-    old = lifecycle.record_pending_submission(store, "app", "etl", SQL, settings)
-    new = lifecycle.record_pending_submission(store, "app", "etl", SQL, settings)
+    old = runs.record_pending_submission(store, "app", "etl", SQL, settings)
+    new = runs.record_pending_submission(store, "app", "etl", SQL, settings)
     assert old != new
-    assert lifecycle.attach_lineage(store, "app", old, single_sink_lineage()) is False
-    assert lifecycle.abandon_lineage(store, "app", old) is False
-    assert lifecycle.attach_lineage(store, "app", new, single_sink_lineage()) is True
+    assert runs.attach_lineage(store, "app", old, single_sink_lineage()) is False
+    assert runs.abandon_lineage(store, "app", old) is False
+    assert runs.attach_lineage(store, "app", new, single_sink_lineage()) is True
     assert {p["run"]["runId"] for p in payloads(store)} == {new}
 
 
 def test_abandoned_lineage_sends_nothing(store):
-    run_id = lifecycle.record_pending_submission(store, "app", "etl", SQL, configured(store))
-    lifecycle.record_state(store, "app", "RUNNING")
-    assert lifecycle.abandon_lineage(store, "app", run_id, "compile failed") is True
-    assert lifecycle.record_state(store, "app", "FINISHED") is None
-    assert lifecycle.current_run(store, "app") is None and queued(store) == []
+    run_id = runs.record_pending_submission(store, "app", "etl", SQL, configured(store))
+    runs.record_state(store, "app", "RUNNING")
+    assert runs.abandon_lineage(store, "app", run_id, "compile failed") is True
+    assert runs.record_state(store, "app", "FINISHED") is None
+    assert runs.current_run(store, "app") is None and queued(store) == []
 
 
 def test_resubmission_starts_a_new_run(store):
     settings = configured(store)
-    first = lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
-    lifecycle.record_state(store, "app", "CANCELED")
-    second = lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
+    first = runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
+    runs.record_state(store, "app", "CANCELED")
+    second = runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
     assert first != second
-    assert lifecycle.record_state(store, "app", "RUNNING") == "RUNNING"
+    assert runs.record_state(store, "app", "RUNNING") == "RUNNING"
     assert [(p["run"]["runId"], p["eventType"]) for p in payloads(store)] == [
-        (first, "START"), (first, "ABORT"), (second, "START"), (second, "RUNNING"),
+        (first, "START"),
+        (first, "ABORT"),
+        (second, "START"),
+        (second, "RUNNING"),
     ]
 
 
@@ -170,13 +186,13 @@ def test_state_queued_while_start_is_undelivered_goes_out_after_it(store):
     with GravitinoTestServer() as srv:
         settings = configured(store, address=srv.address)
         srv.down()
-        lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
-        report = lifecycle.flush(store, settings, deadline_seconds=2)
+        runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
+        report = runs.flush(store, settings, deadline_seconds=2)
         assert report.delivered == 0 and report.remaining == 1
-        lifecycle.record_state(store, "app", "RUNNING")
-        lifecycle.record_state(store, "app", "FINISHED")
+        runs.record_state(store, "app", "RUNNING")
+        runs.record_state(store, "app", "FINISHED")
         srv.up()
-        report = lifecycle.flush(store, settings, deadline_seconds=5)
+        report = runs.flush(store, settings, deadline_seconds=5)
         assert report.delivered == 3
         assert [e["eventType"] for e in srv.events] == ["START", "RUNNING", "COMPLETE"]
 
@@ -185,8 +201,8 @@ def test_flush_uses_the_configured_token(store):
     token = "a-long-gravitino-token-42"
     with GravitinoTestServer(token=token) as srv:
         settings = configured(store, address=srv.address, token=token)
-        lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
-        assert lifecycle.flush(store, settings).delivered == 1
+        runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
+        assert runs.flush(store, settings).delivered == 1
         assert srv.requests[0].headers["Authorization"] == f"Bearer {token}"
 
 
@@ -196,7 +212,7 @@ def test_fail_open_on_an_unusable_store(tmp_path, caplog):
     blocker.write_text("")
     broken = Store(blocker / "state.db")
     settings = Settings(broken, environ={"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9"})
-    assert lifecycle.record_submission(broken, "app", "etl", single_sink_lineage(), SQL, settings) is None
+    assert runs.record_submission(broken, "app", "etl", single_sink_lineage(), SQL, settings) is None
     [record] = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert record.exc_info is None and "\n" not in record.getMessage()
     assert record.getMessage().startswith("planlineage: ")
@@ -208,16 +224,18 @@ def test_fail_open_on_unexpected_errors(store, monkeypatch, caplog):
 
     monkeypatch.setattr(ev, "build_events", explode)
     caplog.set_level(logging.WARNING, logger="planlineage")
-    result = lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
+    result = runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, configured(store))
     assert result is None
     assert "RuntimeError: unexpected" in caplog.text and "Traceback" not in caplog.text
-    assert lifecycle.current_run(store, "app") is None  # the transaction was rolled back
+    assert runs.current_run(store, "app") is None  # the transaction was rolled back
 
 
 def test_flush_with_a_broken_transport_setting_fails_open(store, caplog):
     settings = configured(store)
-    lifecycle.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
-    bad = Settings(store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9", "PLANLINEAGE_LINEAGE_TRANSPORT": "file"})
+    runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
+    bad = Settings(
+        store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9", "PLANLINEAGE_LINEAGE_TRANSPORT": "file"}
+    )
     caplog.set_level(logging.WARNING, logger="planlineage")
-    assert lifecycle.flush(store, bad) is None  # file transport without a file: not configured
+    assert runs.flush(store, bad) is None  # file transport without a file: not configured
     assert outbox.count_pending(store) == 1

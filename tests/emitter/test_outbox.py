@@ -125,8 +125,7 @@ def test_live_claim_of_another_process_blocks_its_row_and_later_rows_of_the_run(
     free = queue_run(store)
     store.write(
         lambda c: c.execute(
-            "UPDATE outbox SET claimed_by = 'other', claim_until = ? WHERE id = "
-            "(SELECT MIN(id) FROM outbox)",
+            "UPDATE outbox SET claimed_by = 'other', claim_until = ? WHERE id = (SELECT MIN(id) FROM outbox)",
             (lease_clock() + 60,),
         )
     )
@@ -161,8 +160,7 @@ def test_concurrent_flushes_deliver_each_event_exactly_once_and_in_run_order(sto
     with GravitinoTestServer(delay=0.01) as srv:
         barrier = context.Barrier(4)
         workers = [
-            context.Process(target=_flush_worker, args=(str(store.path), srv.address, barrier))
-            for _ in range(4)
+            context.Process(target=_flush_worker, args=(str(store.path), srv.address, barrier)) for _ in range(4)
         ]
         for worker in workers:
             worker.start()

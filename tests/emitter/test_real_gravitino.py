@@ -11,11 +11,11 @@ import time
 
 import httpx
 import pytest
-
 from emitter_fixtures import two_sink_lineage
 
-from planlineage.emitter import lifecycle, outbox
-from planlineage.emitter.settings import Settings
+from planlineage.emitter import outbox
+from planlineage.lifecycle import runs
+from planlineage.settings import Settings
 
 IMAGE = os.environ.get("PLANLINEAGE_GRAVITINO_IMAGE", "apache/gravitino:1.3.0")
 
@@ -50,10 +50,10 @@ def gravitino():
 
 def test_statement_set_scenario_is_accepted_by_real_gravitino(gravitino, store):
     settings = Settings(store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": gravitino})
-    run_id = lifecycle.record_submission(store, "app-1", "orders", two_sink_lineage(), "INSERT ...", settings)
+    run_id = runs.record_submission(store, "app-1", "orders", two_sink_lineage(), "INSERT ...", settings)
     assert run_id
-    assert lifecycle.record_state(store, "app-1", "RUNNING") == "RUNNING"
-    assert lifecycle.record_state(store, "app-1", "FINISHED") == "COMPLETE"
-    report = lifecycle.flush(store, settings, deadline_seconds=30)
+    assert runs.record_state(store, "app-1", "RUNNING") == "RUNNING"
+    assert runs.record_state(store, "app-1", "FINISHED") == "COMPLETE"
+    report = runs.flush(store, settings, deadline_seconds=30)
     assert report is not None and report.ok
     assert outbox.pending(store) == [] and outbox.rejected(store) == []

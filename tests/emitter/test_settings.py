@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planlineage.emitter.settings import SETTINGS, SettingError, Settings, env_name, masked
+from planlineage.settings import SETTINGS, SettingError, Settings, env_name, masked
 
 TOKEN = "gravitino-token-0123456789"
 
@@ -13,9 +13,16 @@ def test_env_names():
     assert env_name("lineage.address") == "PLANLINEAGE_LINEAGE_ADDRESS"
     assert env_name("lineage.flink-listener") == "PLANLINEAGE_LINEAGE_FLINK_LISTENER"
     assert set(SETTINGS) >= {
-        "lineage.address", "lineage.token", "lineage.namespace", "lineage.flink-listener",
-        "lineage.profile", "lineage.metalake", "lineage.rules", "lineage.transport",
-        "lineage.endpoint", "lineage.file",
+        "lineage.address",
+        "lineage.token",
+        "lineage.namespace",
+        "lineage.flink-listener",
+        "lineage.profile",
+        "lineage.metalake",
+        "lineage.rules",
+        "lineage.transport",
+        "lineage.endpoint",
+        "lineage.file",
     }
 
 

@@ -9,8 +9,8 @@ import stat
 import pytest
 
 from planlineage.emitter import outbox
-from planlineage.emitter.settings import Settings
 from planlineage.emitter.store import DB_NAME, Store, StoreError, home_dir
+from planlineage.settings import Settings
 
 
 def test_home_dir_from_env_and_default(monkeypatch, tmp_path):

@@ -31,9 +31,7 @@ RUN = "01900000-0000-7000-8000-000000000002"
 
 
 def payload(**changes):
-    [event] = ev.build_events(
-        single_sink_lineage(), job_name="j", job_namespace="ns", run_id=RUN, event_type="START"
-    )
+    [event] = ev.build_events(single_sink_lineage(), job_name="j", job_namespace="ns", run_id=RUN, event_type="START")
     data = ev.to_dict(event)
     data.update(changes)
     return json.dumps(data)
@@ -103,12 +101,17 @@ def test_forbidden_dataset_is_rejected():
 
 def test_406_mode_reproduces_13191_and_our_accept_works_around_it():
     with GravitinoTestServer(mode="406") as srv:
-        plain = httpx.post(f"{srv.address}/api/lineage", content=payload(),
-                           headers={"Content-Type": "application/json", "Accept": "application/json"})
-        default = httpx.post(f"{srv.address}/api/lineage", content=payload(),
-                             headers={"Content-Type": "application/json"})
-        vnd_only = httpx.post(f"{srv.address}/api/lineage", content=payload(),
-                              headers={"Accept": "application/vnd.gravitino.v1+json"})
+        plain = httpx.post(
+            f"{srv.address}/api/lineage",
+            content=payload(),
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
+        default = httpx.post(
+            f"{srv.address}/api/lineage", content=payload(), headers={"Content-Type": "application/json"}
+        )
+        vnd_only = httpx.post(
+            f"{srv.address}/api/lineage", content=payload(), headers={"Accept": "application/vnd.gravitino.v1+json"}
+        )
         assert (plain.status_code, default.status_code, vnd_only.status_code) == (406, 406, 406)
         assert gravitino(srv).send(payload()) == Delivered(201)
         generic = create_transport("http", {"url": srv.address, "endpoint": "api/lineage"})
@@ -118,8 +121,11 @@ def test_406_mode_reproduces_13191_and_our_accept_works_around_it():
 
 
 def test_unsupported_api_version_is_406_in_every_mode(server):
-    response = httpx.post(f"{server.address}/api/lineage", content=payload(),
-                          headers={"Accept": "application/json, application/vnd.gravitino.v9+json"})
+    response = httpx.post(
+        f"{server.address}/api/lineage",
+        content=payload(),
+        headers={"Accept": "application/json, application/vnd.gravitino.v9+json"},
+    )
     assert response.status_code == 406
     assert httpx.post(f"{server.address}/api/lineage", content=payload()).status_code == 201
 
@@ -176,8 +182,15 @@ def test_other_2xx_is_delivered_and_404_rejected(server):
     from planlineage.emitter.transports.http import classify
 
     assert [classify(s) for s in (200, 202, 204, 408, 429, 503, 301, 400, 406)] == [
-        "delivered", "delivered", "delivered", "retry", "retry", "retry",
-        "rejected", "rejected", "rejected",
+        "delivered",
+        "delivered",
+        "delivered",
+        "retry",
+        "retry",
+        "retry",
+        "rejected",
+        "rejected",
+        "rejected",
     ]
 
 
@@ -192,9 +205,16 @@ def test_token_never_appears_in_outcomes_reprs_or_logs(caplog):
         "gravitino", {"address": f"http://admin:{TOKEN}@127.0.0.1:1", "token": TOKEN}
     )
     texts = [
-        repr(rejected), repr(refused), repr(transport), repr(transport.config), str(transport.config),
-        transport.describe(), repr(address_with_password.config), address_with_password.describe(),
-        repr(address_with_password.send(payload(), timeout=0.5)), caplog.text,
+        repr(rejected),
+        repr(refused),
+        repr(transport),
+        repr(transport.config),
+        str(transport.config),
+        transport.describe(),
+        repr(address_with_password.config),
+        address_with_password.describe(),
+        repr(address_with_password.send(payload(), timeout=0.5)),
+        caplog.text,
     ]
     for text in texts:
         assert TOKEN not in text

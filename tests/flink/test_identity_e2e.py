@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from planlineage.extract import extract
+from planlineage.pipeline import extract
 from planlineage.registry import load_config
 
 D = "default_catalog.default_database."
@@ -42,7 +42,8 @@ def test_user_rules_and_resolvers_apply_with_symlinks(planner, tmp_path):
     assert lineage.warnings == []
     assert [(d.namespace, d.name) for d in sink.datasets] == [("doris://fe1.prod:8030", "dw.facts")]
     assert [(s.namespace, s.name, s.type) for s in sink.datasets[0].symlinks] == [
-        ("doris://fe1.prod:8030", D + "facts", "TABLE")]
+        ("doris://fe1.prod:8030", D + "facts", "TABLE")
+    ]
     (source,) = sink.inputs
     assert [(d.namespace, d.name) for d in source.datasets] == [("kafka://kafka-prod:9092", "events")]
 
@@ -62,9 +63,24 @@ def test_cli_rules_and_no_secret_in_any_output(provisioned, tmp_path):
     rules.write_text(RULES)
     for fmt in ("json", "table"):
         result = subprocess.run(
-            [sys.executable, "-m", "planlineage", "extract", "-", "--flink-version", provisioned.flink.minor,
-             "--rules", str(rules), "--format", fmt],
-            input=SCRIPT, capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "planlineage",
+                "extract",
+                "-",
+                "--flink-version",
+                provisioned.flink.minor,
+                "--rules",
+                str(rules),
+                "--format",
+                fmt,
+            ],
+            input=SCRIPT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert result.returncode == 0, result.stderr
         assert "doris-FAKE-secret" not in result.stdout + result.stderr
         if fmt == "json":

@@ -17,7 +17,7 @@ if str(TESTS) not in sys.path:
 
 from gravitino_server import GravitinoTestServer  # noqa: E402
 
-from planlineage import conf_merge  # noqa: E402
+from planlineage.lifecycle import listener_conf  # noqa: E402
 
 VERSION = os.environ.get("PLANLINEAGE_TEST_FLINK", "1.20")
 EXAMPLES = TESTS.parent / "examples"
@@ -32,8 +32,13 @@ def run(tmp_path, provisioned):
         env["PLANLINEAGE_FLINK_CACHE"] = os.environ["PLANLINEAGE_FLINK_CACHE"]
 
     def call(*args, **extra):
-        result = subprocess.run([sys.executable, "-m", "planlineage", *args], capture_output=True,
-                                env=dict(env, **extra), timeout=120, cwd=tmp_path)
+        result = subprocess.run(
+            [sys.executable, "-m", "planlineage", *args],
+            capture_output=True,
+            env=dict(env, **extra),
+            timeout=120,
+            cwd=tmp_path,
+        )
         assert result.returncode == 0, result.stderr
         return result
 
@@ -51,8 +56,18 @@ def wait_jobs_done(home: Path, timeout: float = 60.0) -> None:
 def test_statement_set_submit_running_finished(run):
     with GravitinoTestServer() as server:
         run("settings", "set", "lineage.address", server.address)
-        run("submit", "--app-id", "application_42", "--job-name", "clicks", "--flink-version", VERSION,
-            "--sql-file", str(EXAMPLES / "statement_set.sql"), "--lineage-enable")
+        run(
+            "submit",
+            "--app-id",
+            "application_42",
+            "--job-name",
+            "clicks",
+            "--flink-version",
+            VERSION,
+            "--sql-file",
+            str(EXAMPLES / "statement_set.sql"),
+            "--lineage-enable",
+        )
         run("state", "--app-id", "application_42", "--state", "RUNNING")  # may arrive before START
         wait_jobs_done(run.home)
         run("state", "--app-id", "application_42", "--state", "FINISHED")
@@ -60,15 +75,21 @@ def test_statement_set_submit_running_finished(run):
         jobs = {
             "clicks": ([], []),
             "clicks.default_catalog.default_database.click_counts": (
-                [("kafka://kafka-1.prod:9092", "clicks")], [("s3://lake", "clicks/counts")]),
+                [("kafka://kafka-1.prod:9092", "clicks")],
+                [("s3://lake", "clicks/counts")],
+            ),
             "clicks.default_catalog.default_database.payment_archive": (
-                [("kafka://kafka-1.prod:9092", "payments")], [("hdfs://namenode:8020", "/archive/payments")]),
+                [("kafka://kafka-1.prod:9092", "payments")],
+                [("hdfs://namenode:8020", "/archive/payments")],
+            ),
         }
         seen = {}
         for event in server.events:
             seen.setdefault(event["job"]["name"], []).append(event)
-        assert set(seen) == set(jobs), (server.events, (run.home / "worker.log").read_text()
-                                        if (run.home / "worker.log").exists() else "")
+        assert set(seen) == set(jobs), (
+            server.events,
+            (run.home / "worker.log").read_text() if (run.home / "worker.log").exists() else "",
+        )
         parent_runs = {e["run"]["runId"] for e in seen["clicks"]}
         assert len(parent_runs) == 1
         for job, events in seen.items():
@@ -83,9 +104,14 @@ def test_statement_set_submit_running_finished(run):
         # Column lineage rides on the outputs of every event of the archive job.
         for event in seen["clicks.default_catalog.default_database.payment_archive"]:
             fields = event["outputs"][0]["facets"]["columnLineage"]["fields"]
-            assert fields["amount"]["inputFields"] == [{
-                "namespace": "kafka://kafka-1.prod:9092", "name": "payments", "field": "amount",
-                "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "masking": False}]}]
+            assert fields["amount"]["inputFields"] == [
+                {
+                    "namespace": "kafka://kafka-1.prod:9092",
+                    "name": "payments",
+                    "field": "amount",
+                    "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "masking": False}],
+                }
+            ]
 
 
 def test_broken_sql_with_a_secret_is_abandoned_quietly(run):
@@ -93,11 +119,22 @@ def test_broken_sql_with_a_secret_is_abandoned_quietly(run):
     sql = run.home.parent / "broken.sql"
     sql.write_text(
         "CREATE TABLE s (id INT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/x', "
-        f"'table-name' = 't', 'password' = '{secret}');\nINSERT INTO s SELECT no_such_column FROM s;\n")
+        f"'table-name' = 't', 'password' = '{secret}');\nINSERT INTO s SELECT no_such_column FROM s;\n"
+    )
     with GravitinoTestServer() as server:
         run("settings", "set", "lineage.address", server.address)
-        submitted = run("submit", "--app-id", "a", "--job-name", "j", "--flink-version", VERSION,
-                        "--sql-file", str(sql), "--lineage-enable")
+        submitted = run(
+            "submit",
+            "--app-id",
+            "a",
+            "--job-name",
+            "j",
+            "--flink-version",
+            VERSION,
+            "--sql-file",
+            str(sql),
+            "--lineage-enable",
+        )
         wait_jobs_done(run.home)
         failed = run("state", "--app-id", "a", "--state", "FAILED", "--error", "no")
         assert server.events == []
@@ -111,6 +148,7 @@ def test_listener_gate_matches_this_versions_flink_dist(provisioned):
     jars = list(provisioned.lib.glob("flink-dist-*.jar"))
     assert jars, "flink-dist jar of the provisioned version not found"
     with zipfile.ZipFile(jars[0]) as archive:
-        knows = conf_merge.FLINK_LISTENER_OPTION.encode() in archive.read(
-            "org/apache/flink/configuration/DeploymentOptions.class")
-    assert conf_merge.flink_knows_listener_option(provisioned.flink.version) == knows
+        knows = listener_conf.FLINK_LISTENER_OPTION.encode() in archive.read(
+            "org/apache/flink/configuration/DeploymentOptions.class"
+        )
+    assert listener_conf.flink_knows_listener_option(provisioned.flink.version) == knows

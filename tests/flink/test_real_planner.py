@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from planlineage.extract import ExtractError, extract
+from planlineage.pipeline import ExtractError, extract
 from planlineage.planner.provision import find_java_tool
 
 ROOT = Path(__file__).parent.parent.parent
@@ -38,7 +38,10 @@ def test_example_kafka_to_jdbc_enrichment(planner):
     assert lineage.runtime_mode == "streaming" and lineage.warnings == []
     (sink,) = lineage.sinks
     assert (sink.table, sink.connector, ids(sink)) == (
-        D + "enriched_orders", "jdbc", [("postgres://warehouse.prod:5432", "analytics.sales.enriched_orders")])
+        D + "enriched_orders",
+        "jdbc",
+        [("postgres://warehouse.prod:5432", "analytics.sales.enriched_orders")],
+    )
     assert [(i.table, i.connector, ids(i)) for i in sink.inputs] == [
         (D + "orders", "kafka", [("kafka://kafka-1.prod:9092", "orders")]),
         (D + "customers", "jdbc", [("mysql://mysql.prod:3306", "crm.customers")]),
@@ -58,8 +61,10 @@ def test_example_statement_set_keeps_per_sink_pairing(planner):
     lineage = extract((ROOT / "examples" / "statement_set.sql").read_text(), planner=planner)
     assert {s.table: (ids(s), [ids(i) for i in s.inputs]) for s in lineage.sinks} == {
         D + "click_counts": ([("s3://lake", "clicks/counts")], [[("kafka://kafka-1.prod:9092", "clicks")]]),
-        D + "payment_archive": ([("hdfs://namenode:8020", "/archive/payments")],
-                                [[("kafka://kafka-1.prod:9092", "payments")]]),
+        D + "payment_archive": (
+            [("hdfs://namenode:8020", "/archive/payments")],
+            [[("kafka://kafka-1.prod:9092", "payments")]],
+        ),
     }
 
 
@@ -68,13 +73,19 @@ def test_example_batch_job(planner):
     assert lineage.runtime_mode == "batch"
     (sink,) = lineage.sinks
     assert ids(sink) == [("clickhouse://ch.prod:8123", "reports.daily_sales")]
-    assert [ids(i) for i in sink.inputs] == [[("s3://lake", "sales")], [("postgres://ref.prod:5432", "reference.public.countries")]]
+    assert [ids(i) for i in sink.inputs] == [
+        [("s3://lake", "sales")],
+        [("postgres://ref.prod:5432", "reference.public.countries")],
+    ]
 
 
 def test_unknown_connector_warns_and_gives_no_dataset(planner):
-    lineage = extract("CREATE TABLE q (a INT) WITH ('connector' = 'acme-queue', 'queue' = 'x');"
-                      "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');"
-                      "INSERT INTO o SELECT a FROM q;", planner=planner)
+    lineage = extract(
+        "CREATE TABLE q (a INT) WITH ('connector' = 'acme-queue', 'queue' = 'x');"
+        "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');"
+        "INSERT INTO o SELECT a FROM q;",
+        planner=planner,
+    )
     (sink,) = lineage.sinks
     assert sink.datasets == [] and sink.inputs[0].connector == "acme-queue" and sink.inputs[0].datasets == []
     assert len(lineage.warnings) == 1
@@ -112,16 +123,21 @@ def test_a_script_without_sinks_has_no_sinks(planner):
 
 def test_syntax_error_names_the_statement_and_its_line(planner):
     with pytest.raises(ExtractError) as raised:
-        extract("CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\n\nINSERT INTO nowhere SELECT a FROM t;", planner=planner)
+        extract(
+            "CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\n\nINSERT INTO nowhere SELECT a FROM t;",
+            planner=planner,
+        )
     message = str(raised.value)
     assert raised.value.line == 3 and "line 3" in message and "nowhere" in message
 
 
 def test_compile_failure_is_blamed_on_its_statement_and_secrets_are_redacted(planner):
-    script = ("CREATE TABLE s (a INT) WITH ('connector' = 'datagen', 'password' = 'hunter2-FAKE');\n"
-              "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:1',"
-              " 'format' = 'json');\n"
-              "INSERT INTO k SELECT a FROM s;\n")
+    script = (
+        "CREATE TABLE s (a INT) WITH ('connector' = 'datagen', 'password' = 'hunter2-FAKE');\n"
+        "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:1',"
+        " 'format' = 'json');\n"
+        "INSERT INTO k SELECT a FROM s;\n"
+    )
     with pytest.raises(ExtractError) as raised:
         extract(script, planner=planner)
     message = str(raised.value)
@@ -129,10 +145,12 @@ def test_compile_failure_is_blamed_on_its_statement_and_secrets_are_redacted(pla
 
 
 def test_missing_udf_class_says_to_pass_its_jar(planner):
-    script = ("CREATE TEMPORARY FUNCTION enrich AS 'com.acme.udf.Enrich';\n"
-              "CREATE TABLE s (a INT) WITH ('connector' = 'datagen');\n"
-              "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');\n"
-              "INSERT INTO o SELECT enrich(a) FROM s;\n")
+    script = (
+        "CREATE TEMPORARY FUNCTION enrich AS 'com.acme.udf.Enrich';\n"
+        "CREATE TABLE s (a INT) WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');\n"
+        "INSERT INTO o SELECT enrich(a) FROM s;\n"
+    )
     with pytest.raises(ExtractError) as raised:
         extract(script, planner=planner)
     message = str(raised.value)
@@ -154,9 +172,11 @@ def udf_jar(provisioned, tmp_path_factory):
     work = tmp_path_factory.mktemp("udf")
     source = work / "com" / "acme" / "udf" / "Enrich.java"
     source.parent.mkdir(parents=True)
-    source.write_text("package com.acme.udf;\n"
-                      "public class Enrich extends org.apache.flink.table.functions.ScalarFunction {\n"
-                      "  public Integer eval(Integer a) { return a == null ? null : a + 1; }\n}\n")
+    source.write_text(
+        "package com.acme.udf;\n"
+        "public class Enrich extends org.apache.flink.table.functions.ScalarFunction {\n"
+        "  public Integer eval(Integer a) { return a == null ? null : a + 1; }\n}\n"
+    )
     classpath = os.pathsep.join(str(p) for p in provisioned.lib.glob("*.jar"))
     subprocess.run([javac, "--release", "11", "-cp", classpath, "-d", str(work / "classes"), str(source)], check=True)
     subprocess.run([jar, "cf", str(work / "enrich.jar"), "-C", str(work / "classes"), "."], check=True)
@@ -164,10 +184,12 @@ def udf_jar(provisioned, tmp_path_factory):
 
 
 def test_a_udf_jar_given_with_jar_is_used_for_real(planner, udf_jar):
-    script = ("CREATE TEMPORARY FUNCTION enrich AS 'com.acme.udf.Enrich';\n"
-              "CREATE TABLE s (a INT) WITH ('connector' = 'datagen');\n"
-              "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');\n"
-              "INSERT INTO o SELECT enrich(a) FROM s;\n")
+    script = (
+        "CREATE TEMPORARY FUNCTION enrich AS 'com.acme.udf.Enrich';\n"
+        "CREATE TABLE s (a INT) WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');\n"
+        "INSERT INTO o SELECT enrich(a) FROM s;\n"
+    )
     lineage = extract(script, planner=planner, jars=[udf_jar])
     assert pairs(lineage) == {D + "o": [D + "s"]}
     # The next job on the same JVM does not see the jar any more.
@@ -176,23 +198,36 @@ def test_a_udf_jar_given_with_jar_is_used_for_real(planner, udf_jar):
 
 
 def test_nothing_leaks_from_one_job_to_the_next(planner):
-    extract("CREATE TEMPORARY TABLE leak (a INT) WITH ('connector' = 'datagen');"
-            "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');"
-            "SET 'table.local-time-zone' = 'Asia/Tokyo';"
-            "INSERT INTO o SELECT a FROM leak;", planner=planner)
+    extract(
+        "CREATE TEMPORARY TABLE leak (a INT) WITH ('connector' = 'datagen');"
+        "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');"
+        "SET 'table.local-time-zone' = 'Asia/Tokyo';"
+        "INSERT INTO o SELECT a FROM leak;",
+        planner=planner,
+    )
     with pytest.raises(ExtractError) as raised:
-        extract("CREATE TABLE o (a INT) WITH ('connector' = 'blackhole'); INSERT INTO o SELECT a FROM leak;", planner=planner)
+        extract(
+            "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole'); INSERT INTO o SELECT a FROM leak;",
+            planner=planner,
+        )
     assert "leak" in str(raised.value)
 
 
 def run_cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "planlineage", *args], input=stdin, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "planlineage", *args], input=stdin, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_extract_json_has_the_documented_shape_and_no_secret(provisioned):
-    result = run_cli("extract", str(ROOT / "examples" / "kafka_to_jdbc_enrichment.sql"),
-                     "--flink-version", provisioned.flink.minor, "--format", "json")
+    result = run_cli(
+        "extract",
+        str(ROOT / "examples" / "kafka_to_jdbc_enrichment.sql"),
+        "--flink-version",
+        provisioned.flink.minor,
+        "--format",
+        "json",
+    )
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["flink_version"] == provisioned.flink.version
@@ -205,31 +240,60 @@ def test_cli_extract_json_has_the_documented_shape_and_no_secret(provisioned):
 
 
 def test_cli_reads_stdin_and_prints_a_table(provisioned):
-    result = run_cli("extract", "-", "--flink-version", provisioned.flink.version, "--format", "table",
-                     stdin=(ROOT / "examples" / "cdc_pipeline.sql").read_text())
+    result = run_cli(
+        "extract",
+        "-",
+        "--flink-version",
+        provisioned.flink.version,
+        "--format",
+        "table",
+        stdin=(ROOT / "examples" / "cdc_pipeline.sql").read_text(),
+    )
     assert result.returncode == 0, result.stderr
-    assert "<- default_catalog.default_database.shop_orders [mysql-cdc]  mysql://mysql.prod:3306 shop.orders" in result.stdout
+    assert (
+        "<- default_catalog.default_database.shop_orders [mysql-cdc]  mysql://mysql.prod:3306 shop.orders"
+        in result.stdout
+    )
     assert "cdc-FAKE-secret" not in result.stdout + result.stderr
 
 
 def test_cli_bad_script_exits_2_with_one_paragraph(provisioned):
-    result = run_cli("extract", "-", "--flink-version", provisioned.flink.minor,
-                     stdin="CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\nINSERT INTO t SELEC a FROM t;\n")
+    result = run_cli(
+        "extract",
+        "-",
+        "--flink-version",
+        provisioned.flink.minor,
+        stdin="CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\nINSERT INTO t SELEC a FROM t;\n",
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "line 2" in result.stderr
     assert result.stderr.strip().count("\n") == 0
 
 
 def test_cli_extract_columns_adds_column_lineage_per_sink(provisioned):
-    plain = run_cli("extract", str(ROOT / "examples" / "statement_set.sql"), "--flink-version",
-                    provisioned.flink.minor, "--format", "json")
+    plain = run_cli(
+        "extract",
+        str(ROOT / "examples" / "statement_set.sql"),
+        "--flink-version",
+        provisioned.flink.minor,
+        "--format",
+        "json",
+    )
     assert "columns" not in json.loads(plain.stdout)["sinks"][0]
-    result = run_cli("extract", str(ROOT / "examples" / "statement_set.sql"), "--flink-version",
-                     provisioned.flink.minor, "--format", "json", "--columns")
+    result = run_cli(
+        "extract",
+        str(ROOT / "examples" / "statement_set.sql"),
+        "--flink-version",
+        provisioned.flink.minor,
+        "--format",
+        "json",
+        "--columns",
+    )
     assert result.returncode == 0, result.stderr
     sinks = {s["table"]: s for s in json.loads(result.stdout)["sinks"]}
     archive = sinks[D + "payment_archive"]["columns"]
-    assert archive["user_id"] == [{"table": D + "payments", "column": "user_id",
-                                   "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]
+    assert archive["user_id"] == [
+        {"table": D + "payments", "column": "user_id", "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}
+    ]
     counts = sinks[D + "click_counts"]["columns"]["clicks"]
     assert {(c["column"], t["subtype"]) for c in counts for t in c["transformations"]} >= {("ts", "WINDOW")}

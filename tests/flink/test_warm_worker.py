@@ -12,14 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from planlineage.extract import ExtractError, extract
+from planlineage.pipeline import ExtractError, extract
 from planlineage.planner import warm
 
 ROOT = Path(__file__).parent.parent.parent
 D = "default_catalog.default_database."
-JOB = ("CREATE TABLE s (a INT) WITH ('connector' = 'datagen');"
-       "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');"
-       "INSERT INTO o SELECT a FROM s;")
+JOB = (
+    "CREATE TABLE s (a INT) WITH ('connector' = 'datagen');"
+    "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');"
+    "INSERT INTO o SELECT a FROM s;"
+)
 
 
 @pytest.fixture
@@ -51,15 +53,19 @@ def test_worker_serves_extract_and_keeps_jobs_apart(worker_dir, provisioned):
     assert status_of(minor)["jobs"] == 1  # the worker answered, not a cold child
 
     # Jobs that compile only if the previous job's temporary table or catalog leaked.
-    extract("CREATE TEMPORARY TABLE leak (a INT) WITH ('connector' = 'datagen');"
-            "CREATE CATALOG leakcat WITH ('type' = 'generic_in_memory');"
-            "CREATE TABLE leakcat.`default`.t (a INT) WITH ('connector' = 'datagen');"
-            "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole'); INSERT INTO o SELECT a FROM leak;",
-            flink_version=minor)
+    extract(
+        "CREATE TEMPORARY TABLE leak (a INT) WITH ('connector' = 'datagen');"
+        "CREATE CATALOG leakcat WITH ('type' = 'generic_in_memory');"
+        "CREATE TABLE leakcat.`default`.t (a INT) WITH ('connector' = 'datagen');"
+        "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole'); INSERT INTO o SELECT a FROM leak;",
+        flink_version=minor,
+    )
     for source in ("leak", "leakcat.`default`.t"):
         with pytest.raises(ExtractError) as raised:
-            extract(f"CREATE TABLE o (a INT) WITH ('connector' = 'blackhole'); INSERT INTO o SELECT a FROM {source};",
-                    flink_version=minor)
+            extract(
+                f"CREATE TABLE o (a INT) WITH ('connector' = 'blackhole'); INSERT INTO o SELECT a FROM {source};",
+                flink_version=minor,
+            )
         assert "line 1" in str(raised.value)
     assert status_of(minor)["planners_started"] == 1
 
@@ -129,8 +135,22 @@ def test_backfill_prints_one_line_per_script_and_a_summary(tmp_path, provisioned
     for name in ("cdc_pipeline.sql", "statement_set.sql"):
         (folder / name).write_text((ROOT / "examples" / name).read_text())
     (folder / "broken.sql").write_text("INSERT INTO nowhere SELECT 1;")
-    result = subprocess.run([sys.executable, "-m", "planlineage", "extract", str(folder), "--jobs", "2",
-                             "--flink-version", provisioned.flink.minor], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planlineage",
+            "extract",
+            str(folder),
+            "--jobs",
+            "2",
+            "--flink-version",
+            provisioned.flink.minor,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 2  # one script failed
     lines = {Path(line["script"]).name: line for line in map(json.loads, result.stdout.splitlines())}
     assert set(lines) == {"cdc_pipeline.sql", "statement_set.sql", "broken.sql"}

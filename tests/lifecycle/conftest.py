@@ -16,7 +16,6 @@ for folder in (TESTS, TESTS / "emitter", HERE):
         sys.path.insert(0, str(folder))
 
 from gravitino_server import GravitinoTestServer  # noqa: E402
-
 from lifecycle_helpers import Cli  # noqa: E402
 
 

@@ -40,7 +40,11 @@ class Cli:
         environment = dict(self.env, **env)
         return subprocess.run(
             [sys.executable, "-m", "planlineage", *args],
-            input=input, capture_output=True, env=environment, timeout=timeout, cwd=self.tmp,
+            input=input,
+            capture_output=True,
+            env=environment,
+            timeout=timeout,
+            cwd=self.tmp,
         )
 
     def workers(self) -> list[int]:

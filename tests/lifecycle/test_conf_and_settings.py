@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from planlineage import conf_merge, lifecycle_cli
-from planlineage.emitter import lifecycle
-from planlineage.emitter.settings import Settings
 from planlineage.emitter.store import Store
+from planlineage.lifecycle import listener_conf, runs
+from planlineage.settings import Settings
 
 TOKEN = "tok-1234567890-abcdef"
 FLINK_KEYS = {
-    "execution.job-status-changed-listeners": conf_merge.FLINK_LISTENER_FACTORY,
+    "execution.job-status-changed-listeners": listener_conf.FLINK_LISTENER_FACTORY,
     "openlineage.transport.type": "http",
     "openlineage.transport.url": "http://127.0.0.1:8090",
     "openlineage.transport.endpoint": "/api/lineage",
@@ -110,10 +109,11 @@ def test_settings_set_get_list_mask_the_token(cli):
 def test_submission_records_a_pending_run_with_a_uuid7(private_home):
     store = Store(private_home / "state.db")
     settings = Settings(store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9"})
-    run_id = lifecycle.record_pending_submission(store, "b", "job", None, settings)
-    lifecycle.record_state(store, "b", "RUNNING")
-    assert lifecycle.current_run(store, "b").pending[0]["event"] == "RUNNING"
+    run_id = runs.record_pending_submission(store, "b", "job", None, settings)
+    runs.record_state(store, "b", "RUNNING")
+    assert runs.current_run(store, "b").pending[0]["event"] == "RUNNING"
     import uuid
+
     assert uuid.UUID(run_id).version == 7
 
 
@@ -131,11 +131,13 @@ def values(**settings):
 def merge(data: bytes, kind="spark", version="2.0", **settings):
     warnings: list[str] = []
     if kind == "spark":
-        fn = conf_merge.spark_entries
+        fn = listener_conf.spark_entries
     else:
+
         def fn(v, existing, w):
-            return conf_merge.flink_entries(v, version, existing, w)
-    out = conf_merge.merge_bytes(data, fn, values(**settings), warn=warnings.append)
+            return listener_conf.flink_entries(v, version, existing, w)
+
+    out = listener_conf.merge_bytes(data, fn, values(**settings), warn=warnings.append)
     return out, warnings
 
 
@@ -144,7 +146,7 @@ def test_spark_json_adds_listener_transport_and_namespace():
     data = json.loads(out)
     assert data == {
         "spark.app.name": "x",
-        "spark.extraListeners": conf_merge.SPARK_LISTENER,
+        "spark.extraListeners": listener_conf.SPARK_LISTENER,
         "spark.openlineage.transport.type": "http",
         "spark.openlineage.transport.url": "http://127.0.0.1:8090",
         "spark.openlineage.transport.endpoint": "/api/lineage",
@@ -159,7 +161,7 @@ def test_spark_never_overrides_user_keys_and_warns_on_listeners():
     text = b"spark.extraListeners=com.acme.Listener\nspark.openlineage.namespace=mine\n"
     out, warnings = merge(text)
     assert out.startswith(text)
-    added = out[len(text):].decode()
+    added = out[len(text) :].decode()
     assert "spark.extraListeners" not in added and "spark.openlineage.namespace" not in added
     assert "spark.openlineage.transport.url=http://127.0.0.1:8090\n" in added
     assert len(warnings) == 1 and "spark.extraListeners" in warnings[0] and TOKEN not in warnings[0]
@@ -173,8 +175,10 @@ def test_spark_user_transport_is_left_alone_and_no_token_no_auth():
 
 
 def test_spark_everything_already_set_is_byte_identical():
-    text = (b'{"spark.extraListeners": "io.openlineage.spark.agent.OpenLineageSparkListener",'
-            b' "spark.openlineage.transport.type": "http", "spark.openlineage.namespace": "x"}')
+    text = (
+        b'{"spark.extraListeners": "io.openlineage.spark.agent.OpenLineageSparkListener",'
+        b' "spark.openlineage.transport.type": "http", "spark.openlineage.namespace": "x"}'
+    )
     assert merge(text)[0] == text
 
 
@@ -188,7 +192,7 @@ def test_http_transport_endpoint_and_unusable_transports():
 def test_flink_adds_listener_only_with_toggle_and_known_version():
     text = b"taskmanager.numberOfTaskSlots: 2\n"
     out, warnings = merge(text, "flink", "2.0")
-    parsed, style = conf_merge.parse_properties(out.decode())
+    parsed, style = listener_conf.parse_properties(out.decode())
     assert style == ":" and {k: parsed[k] for k in FLINK_KEYS} == FLINK_KEYS and not warnings
     assert merge(text, "flink", "2.0", **{"lineage.flink-listener": "false"}) == (text, [])
     out, warnings = merge(text, "flink", "1.20")
@@ -196,10 +200,11 @@ def test_flink_adds_listener_only_with_toggle_and_known_version():
 
 
 def test_flink_respects_user_keys_flat_and_nested_yaml():
-    nested = (b"execution:\n  job-status-changed-listeners: com.acme.Factory\nopenlineage:\n"
-              b"  job:\n    namespace: mine\n")
+    nested = (
+        b"execution:\n  job-status-changed-listeners: com.acme.Factory\nopenlineage:\n  job:\n    namespace: mine\n"
+    )
     out, warnings = merge(nested, "flink", "2.1")
-    added = out[len(nested):].decode()
+    added = out[len(nested) :].decode()
     assert out.startswith(nested)
     assert "job-status-changed-listeners" not in added and "openlineage.job.namespace" not in added
     assert "openlineage.transport.type: http" in added and len(warnings) == 1
@@ -217,9 +222,16 @@ def test_conf_commands_through_the_cli(cli):
     result = cli("spark-conf", "--app-id", "a", "--lineage-enable", input=b"spark.extraListeners=x\n", **env)
     assert result.returncode == 0 and b"spark.openlineage.transport.auth.apiKey=" + TOKEN.encode() in result.stdout
     assert len(result.stderr.splitlines()) == 1 and TOKEN.encode() not in result.stderr
-    result = cli("flink-conf", "--flink-version", "2.0", "--lineage-enable", input=b"a: 1\n",
-                 PLANLINEAGE_LINEAGE_FLINK_LISTENER="true", **env)
-    assert result.returncode == 0 and conf_merge.FLINK_LISTENER_FACTORY.encode() in result.stdout
+    result = cli(
+        "flink-conf",
+        "--flink-version",
+        "2.0",
+        "--lineage-enable",
+        input=b"a: 1\n",
+        PLANLINEAGE_LINEAGE_FLINK_LISTENER="true",
+        **env,
+    )
+    assert result.returncode == 0 and listener_conf.FLINK_LISTENER_FACTORY.encode() in result.stdout
 
 
 def _flink_dists():
@@ -235,6 +247,7 @@ def test_listener_option_gate_matches_each_flink_dist(jar):
 
     version = re.search(r"flink-dist-([\d.]+)\.jar", jar).group(1)
     with zipfile.ZipFile(jar) as archive:
-        knows = conf_merge.FLINK_LISTENER_OPTION.encode() in archive.read(
-            "org/apache/flink/configuration/DeploymentOptions.class")
-    assert conf_merge.flink_knows_listener_option(version) == knows, version
+        knows = listener_conf.FLINK_LISTENER_OPTION.encode() in archive.read(
+            "org/apache/flink/configuration/DeploymentOptions.class"
+        )
+    assert listener_conf.flink_knows_listener_option(version) == knows, version

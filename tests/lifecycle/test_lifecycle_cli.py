@@ -7,14 +7,13 @@ import json
 import os
 import signal
 import statistics
-import sys
 import threading
 import time
 from collections import Counter
 
 import pytest
-from lifecycle_helpers import wait_for
 from emitter_fixtures import single_sink_lineage, two_sink_lineage
+from lifecycle_helpers import wait_for
 
 from planlineage.emitter.store import Store
 
@@ -40,8 +39,20 @@ def configure(cli, server, **more):
 
 
 def submit(cli, sql_file, app="app-1", job="etl", *extra, **env):
-    result = cli("submit", "--app-id", app, "--job-name", job, "--flink-version", "1.20",
-                 "--sql-file", str(sql_file), "--lineage-enable", *extra, **env)
+    result = cli(
+        "submit",
+        "--app-id",
+        app,
+        "--job-name",
+        job,
+        "--flink-version",
+        "1.20",
+        "--sql-file",
+        str(sql_file),
+        "--lineage-enable",
+        *extra,
+        **env,
+    )
     assert result.returncode == 0, result.stderr
     return result
 
@@ -60,8 +71,10 @@ def by_type(server):
 
 
 def datasets(event):
-    return ([(d["namespace"], d["name"]) for d in event.get("inputs") or []],
-            [(d["namespace"], d["name"]) for d in event.get("outputs") or []])
+    return (
+        [(d["namespace"], d["name"]) for d in event.get("inputs") or []],
+        [(d["namespace"], d["name"]) for d in event.get("outputs") or []],
+    )
 
 
 def test_statement_set_lifecycle_start_running_complete(cli, server, sql_file):
@@ -152,9 +165,11 @@ def test_concurrent_submit_and_state_nothing_lost_or_duplicated(cli, server, tmp
     errors: list[str] = []
 
     def platform(app):
-        for args in (("submit", "--app-id", app, "--job-name", f"job-{app}", "--sql-file", str(path), "--lineage-enable"),
-                     ("state", "--app-id", app, "--state", "RUNNING"),
-                     ("state", "--app-id", app, "--state", "FINISHED")):
+        for args in (
+            ("submit", "--app-id", app, "--job-name", f"job-{app}", "--sql-file", str(path), "--lineage-enable"),
+            ("state", "--app-id", app, "--state", "RUNNING"),
+            ("state", "--app-id", app, "--state", "FINISHED"),
+        ):
             result = cli(*args)
             if result.returncode != 0:
                 errors.append(result.stderr.decode())
@@ -172,7 +187,10 @@ def test_concurrent_submit_and_state_nothing_lost_or_duplicated(cli, server, tmp
     per_job = Counter()
     for event in server.events:
         per_job[event["job"]["name"]] += 1
-    assert per_job == Counter({f"job-{app}": 3 for app in apps}), (per_job, [cli.home.joinpath(f).read_text() for f in ("worker.log",) if cli.home.joinpath(f).exists()])
+    assert per_job == Counter({f"job-{app}": 3 for app in apps}), (
+        per_job,
+        [cli.home.joinpath(f).read_text() for f in ("worker.log",) if cli.home.joinpath(f).exists()],
+    )
     for app in apps:
         events = [e for e in server.events if e["job"]["name"] == f"job-{app}"]
         assert [e["eventType"] for e in events] == ["START", "RUNNING", "COMPLETE"]
@@ -288,6 +306,8 @@ def test_submit_adds_under_a_fifth_of_a_second(cli, server, sql_file):
         submit(cli, sql_file, f"app-{i}")
         took.append(time.perf_counter() - began)
     added = statistics.median(took) - statistics.median(baseline)
-    print(f"submit: median {statistics.median(took):.3f}s, interpreter+CLI {statistics.median(baseline):.3f}s, added {added:.3f}s")
+    print(
+        f"submit: median {statistics.median(took):.3f}s, interpreter+CLI {statistics.median(baseline):.3f}s, added {added:.3f}s"
+    )
     assert added < 0.2, added
     cli.wait_workers(60)

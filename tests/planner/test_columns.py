@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from planlineage.document import ColumnInput, JobLineage, SinkLineage
-from planlineage.extract import attach_columns
 from planlineage.flink_versions import supported
+from planlineage.pipeline import attach_columns
 from planlineage.planner.columns import HANDLERS, column_lineage, row_names
 from planlineage.planner.walk import node_kind
 
@@ -25,10 +25,12 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 EXPECTED = json.loads((FIXTURES / "expected_columns.json").read_text())
 D = "default_catalog.default_database."
 VERSIONS = list(supported())
-ABOUT = ("Column lineage of every fixture case (tests/planner/test_columns.py): sink -> columns (per sink column, "
-         "its sources) and dataset (sources that decide which rows exist). 'cases' hold on every version; "
-         "'per_version' where the versions' planners build different plans; 'examples' are the examples/ "
-         "scripts through extract, in the document's per-column form.")
+ABOUT = (
+    "Column lineage of every fixture case (tests/planner/test_columns.py): sink -> columns (per sink column, "
+    "its sources) and dataset (sources that decide which rows exist). 'cases' hold on every version; "
+    "'per_version' where the versions' planners build different plans; 'examples' are the examples/ "
+    "scripts through extract, in the document's per-column form."
+)
 
 
 def load(minor, case):
@@ -36,7 +38,7 @@ def load(minor, case):
 
 
 def short(table):
-    return table[len(D):] if table.startswith(D) else table
+    return table[len(D) :] if table.startswith(D) else table
 
 
 def transformation_text(t) -> str:
@@ -55,9 +57,13 @@ def sources_text(sources) -> dict:
 def rendered(record) -> dict:
     lineage, warnings = column_lineage(record["plan"], record["tables"])
     assert warnings == []
-    return {short(table): {"columns": {c: sources_text(s) for c, s in sink.fields.items()},
-                           "dataset": sources_text(sink.dataset)}
-            for table, sink in lineage.items()}
+    return {
+        short(table): {
+            "columns": {c: sources_text(s) for c, s in sink.fields.items()},
+            "dataset": sources_text(sink.dataset),
+        }
+        for table, sink in lineage.items()
+    }
 
 
 def expected(minor, case) -> dict:
@@ -104,34 +110,77 @@ def test_every_node_kind_of_the_fixtures_is_read_and_asserted():
         for case in cases():
             for node in load(minor, case)["plan"]["nodes"]:
                 kinds.setdefault(node_kind(node), set()).add(case)
-    for kind, where in kinds.items():
+    for kind, _where in kinds.items():
         if kind.endswith("-sink"):
             continue
         assert re.sub(r"^(stream|batch)-exec-", "", kind) in HANDLERS, kind
-    assert {"stream-exec-join", "stream-exec-interval-join", "stream-exec-lookup-join", "stream-exec-temporal-join",
-            "stream-exec-window-join", "stream-exec-group-aggregate", "stream-exec-local-group-aggregate",
-            "stream-exec-incremental-group-aggregate", "stream-exec-global-group-aggregate",
-            "stream-exec-window-aggregate", "stream-exec-local-window-aggregate", "stream-exec-global-window-aggregate",
-            "stream-exec-group-window-aggregate", "stream-exec-over-aggregate", "stream-exec-rank",
-            "stream-exec-deduplicate", "stream-exec-window-rank", "stream-exec-window-deduplicate",
-            "stream-exec-union", "stream-exec-expand", "stream-exec-correlate", "stream-exec-match",
-            "stream-exec-changelog-normalize", "stream-exec-watermark-assigner", "stream-exec-mini-batch-assigner",
-            "stream-exec-exchange", "stream-exec-sort", "stream-exec-temporal-sort", "stream-exec-sort-limit",
-            "stream-exec-limit", "stream-exec-values", "stream-exec-window-table-function", "stream-exec-calc",
-            "batch-exec-hash-aggregate", "batch-exec-join", "batch-exec-over-aggregate", "batch-exec-sort",
-            "batch-exec-sort-limit", "batch-exec-limit", "batch-exec-expand", "batch-exec-correlate",
-            "batch-exec-calc", "batch-exec-exchange"} <= set(kinds)
+    assert {
+        "stream-exec-join",
+        "stream-exec-interval-join",
+        "stream-exec-lookup-join",
+        "stream-exec-temporal-join",
+        "stream-exec-window-join",
+        "stream-exec-group-aggregate",
+        "stream-exec-local-group-aggregate",
+        "stream-exec-incremental-group-aggregate",
+        "stream-exec-global-group-aggregate",
+        "stream-exec-window-aggregate",
+        "stream-exec-local-window-aggregate",
+        "stream-exec-global-window-aggregate",
+        "stream-exec-group-window-aggregate",
+        "stream-exec-over-aggregate",
+        "stream-exec-rank",
+        "stream-exec-deduplicate",
+        "stream-exec-window-rank",
+        "stream-exec-window-deduplicate",
+        "stream-exec-union",
+        "stream-exec-expand",
+        "stream-exec-correlate",
+        "stream-exec-match",
+        "stream-exec-changelog-normalize",
+        "stream-exec-watermark-assigner",
+        "stream-exec-mini-batch-assigner",
+        "stream-exec-exchange",
+        "stream-exec-sort",
+        "stream-exec-temporal-sort",
+        "stream-exec-sort-limit",
+        "stream-exec-limit",
+        "stream-exec-values",
+        "stream-exec-window-table-function",
+        "stream-exec-calc",
+        "batch-exec-hash-aggregate",
+        "batch-exec-join",
+        "batch-exec-over-aggregate",
+        "batch-exec-sort",
+        "batch-exec-sort-limit",
+        "batch-exec-limit",
+        "batch-exec-expand",
+        "batch-exec-correlate",
+        "batch-exec-calc",
+        "batch-exec-exchange",
+    } <= set(kinds)
 
 
 def test_every_transformation_type_is_asserted_somewhere():
     seen = set()
-    for lineage in [*EXPECTED["cases"].values(), *(v["lineage"] for vs in EXPECTED["per_version"].values() for v in vs)]:
+    for lineage in [
+        *EXPECTED["cases"].values(),
+        *(v["lineage"] for vs in EXPECTED["per_version"].values() for v in vs),
+    ]:
         for sink in lineage.values():
             for sources in [*sink["columns"].values(), sink["dataset"]]:
                 seen |= {t.split("+")[0].split(" ")[0] for ts in sources.values() for t in ts}
-    assert seen == {"DIRECT/IDENTITY", "DIRECT/TRANSFORMATION", "DIRECT/AGGREGATION", "INDIRECT/JOIN",
-                    "INDIRECT/FILTER", "INDIRECT/GROUP_BY", "INDIRECT/SORT", "INDIRECT/WINDOW",
-                    "INDIRECT/CONDITIONAL"}
+    assert seen == {
+        "DIRECT/IDENTITY",
+        "DIRECT/TRANSFORMATION",
+        "DIRECT/AGGREGATION",
+        "INDIRECT/JOIN",
+        "INDIRECT/FILTER",
+        "INDIRECT/GROUP_BY",
+        "INDIRECT/SORT",
+        "INDIRECT/WINDOW",
+        "INDIRECT/CONDITIONAL",
+    }
 
 
 # --------------------------------------------------------------------------- what the expected file must say
@@ -145,9 +194,10 @@ def lineage_of(minor, case, sink):
 def test_identity_and_transformation(minor):
     # out_b.v = o.amount - r.amount: both computed from; the left join's keys decide the rows.
     joined = lineage_of(minor, "regular_join", "out_b")
-    assert joined["columns"] == {"k": {"orders.order_id": ["DIRECT/IDENTITY"]},
-                                 "v": {"orders.amount": ["DIRECT/TRANSFORMATION"],
-                                       "refunds.amount": ["DIRECT/TRANSFORMATION"]}}
+    assert joined["columns"] == {
+        "k": {"orders.order_id": ["DIRECT/IDENTITY"]},
+        "v": {"orders.amount": ["DIRECT/TRANSFORMATION"], "refunds.amount": ["DIRECT/TRANSFORMATION"]},
+    }
     assert joined["dataset"] == {"orders.order_id": ["INDIRECT/JOIN"], "refunds.order_id": ["INDIRECT/JOIN"]}
     # UNION ALL: each branch's column; -amount transforms.
     union = lineage_of(minor, "union_all", "out_a")["columns"]
@@ -177,10 +227,12 @@ def test_aggregation_and_group_by(minor):
     # GROUP BY TUMBLE(ts, ...), customer_id: keys identity, SUM aggregates, TUMBLE_START/END derive
     # from ts; the keys group and ts windows every row.
     window = lineage_of(minor, "group_window", "out_w")
-    assert window["columns"] == {"k": {"orders.customer_id": ["DIRECT/IDENTITY"]},
-                                 "w_start": {"orders.ts": ["DIRECT/TRANSFORMATION"]},
-                                 "w_end": {"orders.ts": ["DIRECT/TRANSFORMATION"]},
-                                 "v": {"orders.amount": ["DIRECT/AGGREGATION"]}}
+    assert window["columns"] == {
+        "k": {"orders.customer_id": ["DIRECT/IDENTITY"]},
+        "w_start": {"orders.ts": ["DIRECT/TRANSFORMATION"]},
+        "w_end": {"orders.ts": ["DIRECT/TRANSFORMATION"]},
+        "v": {"orders.amount": ["DIRECT/AGGREGATION"]},
+    }
     assert window["dataset"] == {"orders.customer_id": ["INDIRECT/GROUP_BY"], "orders.ts": ["INDIRECT/WINDOW"]}
 
 
@@ -190,10 +242,12 @@ def test_two_phase_aggregates_read_the_first_phase_input(minor):
     # GROUP BY. AVG is planned as SUM/COUNT with a null guard (IF(COUNT = 0, NULL, ...)), hence
     # its CONDITIONAL; COUNT(DISTINCT) masks; the hash bucket of the split is no grouping.
     agg = lineage_of(minor, "mini_batch_two_phase", "out_agg")
-    assert agg["columns"] == {"k": {"orders.customer_id": ["DIRECT/IDENTITY"]},
-                              "total": {"orders.amount": ["DIRECT/AGGREGATION"]},
-                              "avg_amount": {"orders.amount": ["DIRECT/AGGREGATION", "INDIRECT/CONDITIONAL"]},
-                              "products": {"orders.product_id": ["DIRECT/AGGREGATION+masking"]}}
+    assert agg["columns"] == {
+        "k": {"orders.customer_id": ["DIRECT/IDENTITY"]},
+        "total": {"orders.amount": ["DIRECT/AGGREGATION"]},
+        "avg_amount": {"orders.amount": ["DIRECT/AGGREGATION", "INDIRECT/CONDITIONAL"]},
+        "products": {"orders.product_id": ["DIRECT/AGGREGATION+masking"]},
+    }
     assert agg["dataset"] == {"orders.customer_id": ["INDIRECT/GROUP_BY"]}
     assert lineage_of(minor, "distinct_split", "out_u")["dataset"] == {"orders.customer_id": ["INDIRECT/GROUP_BY"]}
 
@@ -201,8 +255,10 @@ def test_two_phase_aggregates_read_the_first_phase_input(minor):
 @pytest.mark.parametrize("minor", VERSIONS)
 def test_expand_of_grouping_sets(minor):
     grouped = lineage_of(minor, "grouping_sets", "out_s")
-    assert grouped["columns"] == {"k": {"orders.customer_id": ["DIRECT/TRANSFORMATION"]},
-                                  "v": {"orders.amount": ["DIRECT/AGGREGATION"]}}
+    assert grouped["columns"] == {
+        "k": {"orders.customer_id": ["DIRECT/TRANSFORMATION"]},
+        "v": {"orders.amount": ["DIRECT/AGGREGATION"]},
+    }
     assert grouped["dataset"] == {"orders.customer_id": ["INDIRECT/GROUP_BY"]}
 
 
@@ -210,32 +266,54 @@ def test_expand_of_grouping_sets(minor):
 def test_joins_of_every_kind(minor):
     # Semi (IN) and anti (NOT EXISTS) joins only emit the left row; their keys join.
     semi_anti = lineage_of(minor, "semi_anti_join", "out_a")
-    assert semi_anti["columns"] == {"k": {"orders.order_id": ["DIRECT/IDENTITY"]},
-                                    "v": {"orders.amount": ["DIRECT/IDENTITY"]}}
-    assert semi_anti["dataset"] == {"customers.customer_id": ["INDIRECT/JOIN"], "orders.customer_id": ["INDIRECT/JOIN"],
-                                    "orders.order_id": ["INDIRECT/JOIN"], "refunds.order_id": ["INDIRECT/JOIN"]}
+    assert semi_anti["columns"] == {
+        "k": {"orders.order_id": ["DIRECT/IDENTITY"]},
+        "v": {"orders.amount": ["DIRECT/IDENTITY"]},
+    }
+    assert semi_anti["dataset"] == {
+        "customers.customer_id": ["INDIRECT/JOIN"],
+        "orders.customer_id": ["INDIRECT/JOIN"],
+        "orders.order_id": ["INDIRECT/JOIN"],
+        "refunds.order_id": ["INDIRECT/JOIN"],
+    }
     # Interval and temporal joins also join on their time attributes.
     assert lineage_of(minor, "interval_join", "out_a")["dataset"] == {
-        "orders.order_id": ["INDIRECT/JOIN"], "orders.ts": ["INDIRECT/JOIN"],
-        "refunds.order_id": ["INDIRECT/JOIN"], "refunds.ts": ["INDIRECT/JOIN"]}
+        "orders.order_id": ["INDIRECT/JOIN"],
+        "orders.ts": ["INDIRECT/JOIN"],
+        "refunds.order_id": ["INDIRECT/JOIN"],
+        "refunds.ts": ["INDIRECT/JOIN"],
+    }
     assert lineage_of(minor, "temporal_join", "out_a")["dataset"] == {
-        "orders.product_id": ["INDIRECT/JOIN"], "orders.ts": ["INDIRECT/JOIN"],
-        "rates.product_id": ["INDIRECT/JOIN"], "rates.ts": ["INDIRECT/JOIN"]}
+        "orders.product_id": ["INDIRECT/JOIN"],
+        "orders.ts": ["INDIRECT/JOIN"],
+        "rates.product_id": ["INDIRECT/JOIN"],
+        "rates.ts": ["INDIRECT/JOIN"],
+    }
     # Inner join with a non-equi condition, then a full outer join.
     assert lineage_of(minor, "joins_more", "out_j")["dataset"] == {
-        "customers.customer_id": ["INDIRECT/JOIN"], "orders.amount": ["INDIRECT/JOIN"],
-        "orders.customer_id": ["INDIRECT/JOIN"], "orders.order_id": ["INDIRECT/JOIN"],
-        "refunds.order_id": ["INDIRECT/JOIN"]}
+        "customers.customer_id": ["INDIRECT/JOIN"],
+        "orders.amount": ["INDIRECT/JOIN"],
+        "orders.customer_id": ["INDIRECT/JOIN"],
+        "orders.order_id": ["INDIRECT/JOIN"],
+        "refunds.order_id": ["INDIRECT/JOIN"],
+    }
     # Lookup join with `c.name = 'vip'`: the planner turns it into a constant lookup key and
     # writes the constant, so the sink's k has no source, and name joins.
     lookup = lineage_of(minor, "joins_more", "out_s")
     assert lookup["columns"] == {"k": {}, "v": {"orders.amount": ["DIRECT/IDENTITY"]}}
-    assert lookup["dataset"] == {"customers.customer_id": ["INDIRECT/JOIN"], "customers.name": ["INDIRECT/JOIN"],
-                                 "orders.customer_id": ["INDIRECT/JOIN"]}
+    assert lookup["dataset"] == {
+        "customers.customer_id": ["INDIRECT/JOIN"],
+        "customers.name": ["INDIRECT/JOIN"],
+        "orders.customer_id": ["INDIRECT/JOIN"],
+    }
     # Window join: keys join, each side's window (from ts) windows.
     window = lineage_of(minor, "window_join_rank", "out_wj")
-    assert window["dataset"] == {"orders.order_id": ["INDIRECT/JOIN"], "orders.ts": ["INDIRECT/WINDOW"],
-                                 "refunds.order_id": ["INDIRECT/JOIN"], "refunds.ts": ["INDIRECT/WINDOW"]}
+    assert window["dataset"] == {
+        "orders.order_id": ["INDIRECT/JOIN"],
+        "orders.ts": ["INDIRECT/WINDOW"],
+        "refunds.order_id": ["INDIRECT/JOIN"],
+        "refunds.ts": ["INDIRECT/WINDOW"],
+    }
 
 
 @pytest.mark.parametrize("minor", VERSIONS)
@@ -255,7 +333,9 @@ def test_windows_ranks_and_deduplication(minor):
     assert rank["dataset"] == {"orders.amount": ["INDIRECT/WINDOW"], "orders.customer_id": ["INDIRECT/WINDOW"]}
     # Deduplication on rowtime keeps the first row per key by ts; on proctime (PROCTIME(), no source column) by key only.
     assert lineage_of(minor, "rank_and_dedup", "out_a")["dataset"] == {
-        "orders.order_id": ["INDIRECT/WINDOW"], "orders.ts": ["INDIRECT/WINDOW"]}
+        "orders.order_id": ["INDIRECT/WINDOW"],
+        "orders.ts": ["INDIRECT/WINDOW"],
+    }
     assert lineage_of(minor, "top_n_dedup", "out_u")["dataset"] == {"orders.customer_id": ["INDIRECT/WINDOW"]}
     # OVER: partition and order keys window the aggregate only, the other columns pass unchanged.
     over = lineage_of(minor, "over_aggregate", "out_a")
@@ -275,16 +355,24 @@ def test_conditional(minor):
     # IF(customer_id IS NULL, 'anonymous', 'known'): only the condition reads a column.
     assert columns["label"] == {"orders.customer_id": ["INDIRECT/CONDITIONAL"]}
     # COALESCE(amount, CAST(product_id AS DOUBLE))
-    assert columns["fallback"] == {"orders.amount": ["DIRECT/IDENTITY", "INDIRECT/CONDITIONAL"],
-                                   "orders.product_id": ["DIRECT/TRANSFORMATION"]}
+    assert columns["fallback"] == {
+        "orders.amount": ["DIRECT/IDENTITY", "INDIRECT/CONDITIONAL"],
+        "orders.product_id": ["DIRECT/TRANSFORMATION"],
+    }
 
 
 @pytest.mark.parametrize("minor", VERSIONS)
 def test_match_recognize(minor):
     match = lineage_of(minor, "match_recognize", "out_a")
-    assert match["columns"] == {"k": {"orders.order_id": ["DIRECT/IDENTITY"]}, "v": {"orders.amount": ["DIRECT/AGGREGATION"]}}
-    assert match["dataset"] == {"orders.amount": ["INDIRECT/FILTER"], "orders.customer_id": ["INDIRECT/WINDOW"],
-                                "orders.ts": ["INDIRECT/WINDOW"]}
+    assert match["columns"] == {
+        "k": {"orders.order_id": ["DIRECT/IDENTITY"]},
+        "v": {"orders.amount": ["DIRECT/AGGREGATION"]},
+    }
+    assert match["dataset"] == {
+        "orders.amount": ["INDIRECT/FILTER"],
+        "orders.customer_id": ["INDIRECT/WINDOW"],
+        "orders.ts": ["INDIRECT/WINDOW"],
+    }
 
 
 @pytest.mark.parametrize("minor", VERSIONS)
@@ -307,13 +395,20 @@ def table(name):
     return {"identifier": f"`default_catalog`.`default_database`.`{name}`"}
 
 
-TABLES = {D + "src": {"columns": [{"name": "a", "kind": "physical", "type": "INT"},
-                                  {"name": "b", "kind": "physical", "type": "INT"},
-                                  {"name": "m", "kind": "metadata", "metadata_key": "headers", "type": "INT"},
-                                  {"name": "c", "kind": "computed", "type": "INT"}]},
-          D + "dim": {"columns": [{"name": "d", "kind": "physical", "type": "INT"}]},
-          D + "out": {"columns": [{"name": "x", "kind": "physical", "type": "INT"},
-                                  {"name": "y", "kind": "physical", "type": "INT"}]}}
+TABLES = {
+    D + "src": {
+        "columns": [
+            {"name": "a", "kind": "physical", "type": "INT"},
+            {"name": "b", "kind": "physical", "type": "INT"},
+            {"name": "m", "kind": "metadata", "metadata_key": "headers", "type": "INT"},
+            {"name": "c", "kind": "computed", "type": "INT"},
+        ]
+    },
+    D + "dim": {"columns": [{"name": "d", "kind": "physical", "type": "INT"}]},
+    D + "out": {
+        "columns": [{"name": "x", "kind": "physical", "type": "INT"}, {"name": "y", "kind": "physical", "type": "INT"}]
+    },
+}
 
 
 def scan(node_id, abilities=None, output="ROW<`a` INT, `b` INT>"):
@@ -324,7 +419,12 @@ def scan(node_id, abilities=None, output="ROW<`a` INT, `b` INT>"):
 
 
 def sink(node_id, output="ROW<`x` INT, `y` INT>"):
-    return {"id": node_id, "type": "stream-exec-sink_2", "dynamicTableSink": {"table": table("out")}, "outputType": output}
+    return {
+        "id": node_id,
+        "type": "stream-exec-sink_2",
+        "dynamicTableSink": {"table": table("out")},
+        "outputType": output,
+    }
 
 
 def chain(*nodes):
@@ -333,23 +433,31 @@ def chain(*nodes):
 
 def text(plan, tables=TABLES):
     lineage, warnings = column_lineage(plan, tables)
-    return {short(t): {"columns": {c: sources_text(s) for c, s in v.fields.items()}, "dataset": sources_text(v.dataset)}
-            for t, v in lineage.items()}, warnings
+    return {
+        short(t): {"columns": {c: sources_text(s) for c, s in v.fields.items()}, "dataset": sources_text(v.dataset)}
+        for t, v in lineage.items()
+    }, warnings
 
 
 def test_an_unknown_node_kind_falls_back_to_indirect_from_every_input_column_with_a_warning():
     mystery = {"id": 2, "type": "stream-exec-quantum-shuffle_3", "outputType": "ROW<`p` INT, `q` INT>"}
     result, warnings = text(chain(scan(1), mystery, sink(3)))
-    everything = {"src.a": ["INDIRECT/None [not analysed: stream-exec-quantum-shuffle]"],
-                  "src.b": ["INDIRECT/None [not analysed: stream-exec-quantum-shuffle]"]}
+    everything = {
+        "src.a": ["INDIRECT/None [not analysed: stream-exec-quantum-shuffle]"],
+        "src.b": ["INDIRECT/None [not analysed: stream-exec-quantum-shuffle]"],
+    }
     assert result == {"out": {"columns": {"x": everything, "y": everything}, "dataset": everything}}
     (warning,) = warnings
     assert "stream-exec-quantum-shuffle" in warning and "INDIRECT from every input column" in warning
 
 
 def test_a_known_node_whose_json_cannot_be_read_falls_back_too():
-    calc = {"id": 2, "type": "stream-exec-calc_9", "outputType": "ROW<`x` INT, `y` INT>",
-            "projection": [{"kind": "INPUT_REF", "inputIndex": 0}, {"kind": "HOLOGRAM", "beam": 1}]}
+    calc = {
+        "id": 2,
+        "type": "stream-exec-calc_9",
+        "outputType": "ROW<`x` INT, `y` INT>",
+        "projection": [{"kind": "INPUT_REF", "inputIndex": 0}, {"kind": "HOLOGRAM", "beam": 1}],
+    }
     result, warnings = text(chain(scan(1), calc, sink(3)))
     assert set(result["out"]["columns"]["x"]) == {"src.a", "src.b"}
     assert all(t.startswith("INDIRECT/None") for ts in result["out"]["columns"]["x"].values() for t in ts)
@@ -357,8 +465,12 @@ def test_a_known_node_whose_json_cannot_be_read_falls_back_too():
 
 
 def test_a_node_computing_fewer_columns_than_its_output_type_falls_back():
-    calc = {"id": 2, "type": "stream-exec-calc_1", "outputType": "ROW<`x` INT, `y` INT>",
-            "projection": [{"kind": "INPUT_REF", "inputIndex": 0}]}
+    calc = {
+        "id": 2,
+        "type": "stream-exec-calc_1",
+        "outputType": "ROW<`x` INT, `y` INT>",
+        "projection": [{"kind": "INPUT_REF", "inputIndex": 0}],
+    }
     _, warnings = text(chain(scan(1), calc, sink(3)))
     assert "1 columns computed for 2 output fields" in warnings[0]
 
@@ -366,16 +478,24 @@ def test_a_node_computing_fewer_columns_than_its_output_type_falls_back():
 def test_after_a_fallback_the_known_nodes_keep_reading_exactly():
     # Downstream of the unknown node, a calc that adds a constant: still nothing invented.
     mystery = {"id": 2, "type": "stream-exec-quantum-shuffle_3", "outputType": "ROW<`p` INT, `q` INT>"}
-    calc = {"id": 3, "type": "stream-exec-calc_1", "outputType": "ROW<`x` INT, `y` INT>",
-            "projection": [{"kind": "INPUT_REF", "inputIndex": 0}, {"kind": "LITERAL", "value": 1}]}
+    calc = {
+        "id": 3,
+        "type": "stream-exec-calc_1",
+        "outputType": "ROW<`x` INT, `y` INT>",
+        "projection": [{"kind": "INPUT_REF", "inputIndex": 0}, {"kind": "LITERAL", "value": 1}],
+    }
     result, _ = text(chain(scan(1), mystery, calc, sink(4)))
     assert result["out"]["columns"]["y"] == {}
     assert set(result["out"]["columns"]["x"]) == {"src.a", "src.b"}
 
 
 def test_an_unknown_node_embedding_a_table_counts_its_columns():
-    mystery = {"id": 2, "type": "stream-exec-vector-search-table-function_1", "outputType": "ROW<`x` INT, `y` INT>",
-               "tableSourceSpec": {"vectorSearchTableSource": {"table": table("dim")}}}
+    mystery = {
+        "id": 2,
+        "type": "stream-exec-vector-search-table-function_1",
+        "outputType": "ROW<`x` INT, `y` INT>",
+        "tableSourceSpec": {"vectorSearchTableSource": {"table": table("dim")}},
+    }
     result, _ = text(chain(scan(1), mystery, sink(3)))
     assert set(result["out"]["columns"]["x"]) == {"src.a", "src.b", "dim.d"}
 
@@ -383,22 +503,39 @@ def test_an_unknown_node_embedding_a_table_counts_its_columns():
 def test_source_abilities_reshape_the_scan():
     # Projection (one nested path), metadata appended, a pushed filter and partition pruning.
     abilities = [
-        {"type": "FilterPushDown", "predicates": [
-            {"kind": "CALL", "internalName": "$>$1", "operands": [{"kind": "INPUT_REF", "inputIndex": 1},
-                                                                   {"kind": "LITERAL", "value": 0}]}]},
+        {
+            "type": "FilterPushDown",
+            "predicates": [
+                {
+                    "kind": "CALL",
+                    "internalName": "$>$1",
+                    "operands": [{"kind": "INPUT_REF", "inputIndex": 1}, {"kind": "LITERAL", "value": 0}],
+                }
+            ],
+        },
         {"type": "PartitionPushDown", "partitions": [{"b": "1"}]},
         {"type": "ProjectPushDown", "projectedFields": [[1], [0, 2]]},
         {"type": "ReadingMetadata", "metadataKeys": ["headers"]},
     ]
-    plan = chain(scan(1, abilities, "ROW<`b` INT, `a_x` INT, `m` INT>"),
-                 {"id": 2, "type": "stream-exec-calc_1", "outputType": "ROW<`x` INT, `y` INT>",
-                  "projection": [{"kind": "INPUT_REF", "inputIndex": 1}, {"kind": "INPUT_REF", "inputIndex": 2}]},
-                 sink(3))
+    plan = chain(
+        scan(1, abilities, "ROW<`b` INT, `a_x` INT, `m` INT>"),
+        {
+            "id": 2,
+            "type": "stream-exec-calc_1",
+            "outputType": "ROW<`x` INT, `y` INT>",
+            "projection": [{"kind": "INPUT_REF", "inputIndex": 1}, {"kind": "INPUT_REF", "inputIndex": 2}],
+        },
+        sink(3),
+    )
     result, warnings = text(plan)
     assert warnings == []
-    assert result["out"] == {"columns": {"x": {"src.a": ["DIRECT/TRANSFORMATION"]},
-                                         "y": {"src.m": ["DIRECT/IDENTITY [metadata key 'headers']"]}},
-                             "dataset": {"src.b": ["INDIRECT/FILTER"]}}
+    assert result["out"] == {
+        "columns": {
+            "x": {"src.a": ["DIRECT/TRANSFORMATION"]},
+            "y": {"src.m": ["DIRECT/IDENTITY [metadata key 'headers']"]},
+        },
+        "dataset": {"src.b": ["INDIRECT/FILTER"]},
+    }
 
 
 def test_an_unknown_source_ability_falls_back():
@@ -413,14 +550,19 @@ def test_sink_width_mismatch_is_conservative():
     plan = chain(scan(1, output="ROW<`a` INT, `b` INT>"), sink(2))
     tables = dict(TABLES, **{D + "out": {"columns": [{"name": "x", "kind": "physical", "type": "INT"}]}})
     result, warnings = text(plan, tables)
-    assert result["out"]["columns"]["x"] == {"src.a": ["INDIRECT/None [not analysed: stream-exec-sink]"],
-                                             "src.b": ["INDIRECT/None [not analysed: stream-exec-sink]"]}
+    assert result["out"]["columns"]["x"] == {
+        "src.a": ["INDIRECT/None [not analysed: stream-exec-sink]"],
+        "src.b": ["INDIRECT/None [not analysed: stream-exec-sink]"],
+    }
     assert "2 input fields for 1 sink columns" in warnings[0]
 
 
 def test_row_type_names_from_both_serialised_forms():
     assert row_names("ROW<`a` BIGINT, `b``c` DECIMAL(10, 2), `n` ROW<`x` INT, `y` RAW('a,b', 'x')>> NOT NULL") == [
-        "a", "b`c", "n"]
+        "a",
+        "b`c",
+        "n",
+    ]
     assert row_names({"type": "ROW", "fields": [{"name": "a", "fieldType": "INT"}]}) == ["a"]
     assert row_names("BIGINT") is None
 
@@ -434,12 +576,16 @@ def test_attach_columns_fills_the_document_per_column_with_the_dataset_wide_sour
     assert attach_columns(sinks, record["plan"], record["tables"]) == []
     document = JobLineage(flink_version="1.20.5", sinks=sinks).to_json_dict()
     assert document["sinks"][0]["columns"]["k"] == [
-        {"table": D + "orders", "column": "order_id",
-         "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}, {"type": "INDIRECT", "subtype": "JOIN"}]},
+        {
+            "table": D + "orders",
+            "column": "order_id",
+            "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}, {"type": "INDIRECT", "subtype": "JOIN"}],
+        },
         {"table": D + "refunds", "column": "order_id", "transformations": [{"type": "INDIRECT", "subtype": "JOIN"}]},
     ]
     assert JobLineage.model_validate(document).sinks[0].columns["k"][0] == ColumnInput.model_validate(
-        document["sinks"][0]["columns"]["k"][0])
+        document["sinks"][0]["columns"]["k"][0]
+    )
 
 
 def test_documents_without_columns_are_unchanged():
@@ -448,8 +594,10 @@ def test_documents_without_columns_are_unchanged():
 
 
 def document_columns(sink) -> dict:
-    return {column: {f"{short(i.table)}.{i.column}": [transformation_text(t) for t in i.transformations]
-                     for i in inputs} for column, inputs in sink.columns.items()}
+    return {
+        column: {f"{short(i.table)}.{i.column}": [transformation_text(t) for t in i.transformations] for i in inputs}
+        for column, inputs in sink.columns.items()
+    }
 
 
 # --------------------------------------------------------------------------- examples, live
@@ -459,9 +607,13 @@ def ready_versions():
     from planlineage.planner.provision import list_installed
 
     installed = list_installed()
-    return [pytest.param(minor, marks=pytest.mark.skipif(installed[minor]["state"] != "ready",
-                                                         reason=f"Flink {minor} is not provisioned"))
-            for minor in VERSIONS]
+    return [
+        pytest.param(
+            minor,
+            marks=pytest.mark.skipif(installed[minor]["state"] != "ready", reason=f"Flink {minor} is not provisioned"),
+        )
+        for minor in VERSIONS
+    ]
 
 
 class RecordingPlanner:
@@ -479,7 +631,7 @@ class RecordingPlanner:
 @pytest.mark.flink
 @pytest.mark.parametrize("minor", ready_versions())
 def test_examples_end_to_end_through_extract(minor):
-    from planlineage.extract import extract
+    from planlineage.pipeline import extract
     from planlineage.planner.compiler import Planner
     from planlineage.planner.provision import ensure
 

@@ -52,8 +52,13 @@ def test_sink_pairing_is_the_same_on_every_version(minor, case):
 def test_real_connectors_not_the_stand_in(minor):
     options = options_of(load(minor, "statement_set"))
     assert {t: o["connector"] for t, o in options.items()} == {
-        D + "out_a": "kafka", D + "orders": "kafka", D + "out_b": "jdbc", D + "refunds": "kafka",
-        D + "out_s": "print", D + "customers": "jdbc"}
+        D + "out_a": "kafka",
+        D + "orders": "kafka",
+        D + "out_b": "jdbc",
+        D + "refunds": "kafka",
+        D + "out_s": "print",
+        D + "customers": "jdbc",
+    }
     assert not any(k.startswith("planlineage.") for o in options.values() for k in o)
 
 

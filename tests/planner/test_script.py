@@ -1,6 +1,6 @@
-from planlineage.planner.script import Kind, ScriptError, runtime_mode, split
-
 import pytest
+
+from planlineage.planner.script import Kind, ScriptError, runtime_mode, split
 
 
 def kinds(text):
@@ -33,12 +33,16 @@ def test_optimizer_hints_are_kept():
 
 def test_mixed_case_keywords():
     assert kinds("InSeRt InTo b SeLeCt 1;\nexecute statement set begin insert into b select 1; end;") == [
-        (Kind.INSERT, 1), (Kind.STATEMENT_SET, 2)]
+        (Kind.INSERT, 1),
+        (Kind.STATEMENT_SET, 2),
+    ]
 
 
 def test_execute_statement_set_is_one_statement():
-    text = ("EXECUTE STATEMENT SET\nBEGIN\n  INSERT INTO a SELECT 1; -- one; \n"
-            "  INSERT INTO b SELECT 2;\nEND;\nINSERT INTO c SELECT 3;")
+    text = (
+        "EXECUTE STATEMENT SET\nBEGIN\n  INSERT INTO a SELECT 1; -- one; \n"
+        "  INSERT INTO b SELECT 2;\nEND;\nINSERT INTO c SELECT 3;"
+    )
     statements = split(text)
     assert [s.kind for s in statements] == [Kind.STATEMENT_SET, Kind.INSERT]
     assert statements[0].sql.startswith("EXECUTE STATEMENT SET") and statements[0].sql.endswith("END")
@@ -52,15 +56,21 @@ def test_statement_set_without_final_semicolon():
 
 def test_sql_client_statement_set_markers():
     assert [k for k, _ in kinds("BEGIN STATEMENT SET;\nINSERT INTO a SELECT 1;\nEND;")] == [
-        Kind.STATEMENT_SET_MARKER, Kind.INSERT, Kind.STATEMENT_SET_MARKER]
+        Kind.STATEMENT_SET_MARKER,
+        Kind.INSERT,
+        Kind.STATEMENT_SET_MARKER,
+    ]
 
 
-@pytest.mark.parametrize("text,pair", [
-    ("SET 'execution.runtime-mode' = 'batch'", ("execution.runtime-mode", "batch")),
-    ("SET execution.runtime-mode = batch", ("execution.runtime-mode", "batch")),
-    ("set pipeline.name=my job", ("pipeline.name", "my job")),
-    ("SET 'pipeline.name' = 'it''s'", ("pipeline.name", "it's")),
-])
+@pytest.mark.parametrize(
+    "text,pair",
+    [
+        ("SET 'execution.runtime-mode' = 'batch'", ("execution.runtime-mode", "batch")),
+        ("SET execution.runtime-mode = batch", ("execution.runtime-mode", "batch")),
+        ("set pipeline.name=my job", ("pipeline.name", "my job")),
+        ("SET 'pipeline.name' = 'it''s'", ("pipeline.name", "it's")),
+    ],
+)
 def test_set_forms_are_normalised(text, pair):
     (statement,) = split(text)
     assert statement.kind is Kind.SET and statement.set_pair == pair
@@ -72,31 +82,34 @@ def test_bare_set_is_not_executed():
     assert kinds("SET;") == [(Kind.INSPECT, 1)]
 
 
-@pytest.mark.parametrize("text,kind", [
-    ("RESET 'table.exec.state.ttl'", Kind.RESET),
-    ("ADD JAR '/tmp/x.jar'", Kind.ADD_JAR),
-    ("INSERT OVERWRITE t SELECT 1", Kind.INSERT),
-    ("INSERT INTO t (a, b) SELECT 1, 2", Kind.INSERT),
-    ("EXECUTE INSERT INTO t SELECT 1", Kind.INSERT),
-    ("CREATE TABLE t WITH ('connector'='print') AS SELECT 1 AS x", Kind.CTAS),
-    ("CREATE OR REPLACE TABLE t AS SELECT * FROM s", Kind.CTAS),
-    ("CREATE TEMPORARY TABLE t (a INT) WITH ('connector'='datagen')", Kind.DDL),
-    ("CREATE TABLE t (a AS b) WITH ('k' = 'AS SELECT')", Kind.DDL),
-    ("CREATE TABLE t2 LIKE t1 (EXCLUDING OPTIONS)", Kind.DDL),
-    ("CREATE VIEW v AS SELECT 1", Kind.DDL),
-    ("CREATE FUNCTION f AS 'com.acme.F'", Kind.DDL),
-    ("USE CATALOG c", Kind.DDL),
-    ("USE db", Kind.DDL),
-    ("ALTER TABLE t SET ('topic' = 'x')", Kind.DDL),
-    ("DROP TABLE IF EXISTS t", Kind.DDL),
-    ("CREATE CATALOG c WITH ('type' = 'generic_in_memory')", Kind.DDL),
-    ("SELECT * FROM t", Kind.QUERY),
-    ("WITH x AS (SELECT 1) SELECT * FROM x", Kind.QUERY),
-    ("EXPLAIN PLAN FOR SELECT 1", Kind.INSPECT),
-    ("SHOW TABLES", Kind.INSPECT),
-    ("DESCRIBE t", Kind.INSPECT),
-    ("DESC t", Kind.INSPECT),
-])
+@pytest.mark.parametrize(
+    "text,kind",
+    [
+        ("RESET 'table.exec.state.ttl'", Kind.RESET),
+        ("ADD JAR '/tmp/x.jar'", Kind.ADD_JAR),
+        ("INSERT OVERWRITE t SELECT 1", Kind.INSERT),
+        ("INSERT INTO t (a, b) SELECT 1, 2", Kind.INSERT),
+        ("EXECUTE INSERT INTO t SELECT 1", Kind.INSERT),
+        ("CREATE TABLE t WITH ('connector'='print') AS SELECT 1 AS x", Kind.CTAS),
+        ("CREATE OR REPLACE TABLE t AS SELECT * FROM s", Kind.CTAS),
+        ("CREATE TEMPORARY TABLE t (a INT) WITH ('connector'='datagen')", Kind.DDL),
+        ("CREATE TABLE t (a AS b) WITH ('k' = 'AS SELECT')", Kind.DDL),
+        ("CREATE TABLE t2 LIKE t1 (EXCLUDING OPTIONS)", Kind.DDL),
+        ("CREATE VIEW v AS SELECT 1", Kind.DDL),
+        ("CREATE FUNCTION f AS 'com.acme.F'", Kind.DDL),
+        ("USE CATALOG c", Kind.DDL),
+        ("USE db", Kind.DDL),
+        ("ALTER TABLE t SET ('topic' = 'x')", Kind.DDL),
+        ("DROP TABLE IF EXISTS t", Kind.DDL),
+        ("CREATE CATALOG c WITH ('type' = 'generic_in_memory')", Kind.DDL),
+        ("SELECT * FROM t", Kind.QUERY),
+        ("WITH x AS (SELECT 1) SELECT * FROM x", Kind.QUERY),
+        ("EXPLAIN PLAN FOR SELECT 1", Kind.INSPECT),
+        ("SHOW TABLES", Kind.INSPECT),
+        ("DESCRIBE t", Kind.INSPECT),
+        ("DESC t", Kind.INSPECT),
+    ],
+)
 def test_classification(text, kind):
     (statement,) = split(text + ";")
     assert statement.kind is kind
@@ -115,6 +128,8 @@ def test_unterminated_string_names_its_line():
 
 def test_runtime_mode_is_the_last_set():
     assert runtime_mode(split("SET 'execution.runtime-mode' = 'batch'; INSERT INTO t SELECT 1;")) == "batch"
-    assert runtime_mode(split("SET execution.runtime-mode = BATCH; SET execution.runtime-mode=streaming;")) == "streaming"
+    assert (
+        runtime_mode(split("SET execution.runtime-mode = BATCH; SET execution.runtime-mode=streaming;")) == "streaming"
+    )
     assert runtime_mode(split("SET 'execution.runtime-mode' = 'batch'; RESET 'execution.runtime-mode';")) == "streaming"
     assert runtime_mode(split("INSERT INTO t SELECT 1;")) == "streaming"

@@ -1,4 +1,11 @@
-from planlineage.planner.walk import effective_options, embedded_tables, hint_options, node_kind, sink_inputs, unquote_identifier
+from planlineage.planner.walk import (
+    effective_options,
+    embedded_tables,
+    hint_options,
+    node_kind,
+    sink_inputs,
+    unquote_identifier,
+)
 
 
 def table(name, options=None):
@@ -9,7 +16,12 @@ def table(name, options=None):
 
 
 def scan(node_id, name, options=None, type_="stream-exec-table-source-scan_1", description=""):
-    return {"id": node_id, "type": type_, "scanTableSource": {"table": table(name, options)}, "description": description}
+    return {
+        "id": node_id,
+        "type": type_,
+        "scanTableSource": {"table": table(name, options)},
+        "description": description,
+    }
 
 
 def sink(node_id, name, type_="stream-exec-sink_1"):
@@ -18,23 +30,45 @@ def sink(node_id, name, type_="stream-exec-sink_1"):
 
 def test_statement_set_pairs_each_sink_with_its_own_inputs():
     plan = {
-        "nodes": [scan(1, "a", {}), scan(2, "b", {}), sink(3, "x"), sink(4, "y"), scan(5, "c", {}),
-                  {"id": 6, "type": "stream-exec-union_1"}],
-        "edges": [{"source": 1, "target": 3}, {"source": 2, "target": 6}, {"source": 5, "target": 6},
-                  {"source": 6, "target": 4}],
+        "nodes": [
+            scan(1, "a", {}),
+            scan(2, "b", {}),
+            sink(3, "x"),
+            sink(4, "y"),
+            scan(5, "c", {}),
+            {"id": 6, "type": "stream-exec-union_1"},
+        ],
+        "edges": [
+            {"source": 1, "target": 3},
+            {"source": 2, "target": 6},
+            {"source": 5, "target": 6},
+            {"source": 6, "target": 4},
+        ],
     }
     pairs = {p.sink.identifier: [i.identifier for i in p.inputs] for p in sink_inputs(plan)}
     assert pairs == {
         "default_catalog.default_database.x": ["default_catalog.default_database.a"],
-        "default_catalog.default_database.y": ["default_catalog.default_database.b", "default_catalog.default_database.c"],
+        "default_catalog.default_database.y": [
+            "default_catalog.default_database.b",
+            "default_catalog.default_database.c",
+        ],
     }
 
 
 def test_lookup_tables_inside_a_join_node_count_and_suffixes_are_ignored():
-    join = {"id": 2, "type": "stream-exec-lookup-join_3",
-            "temporalTable": {"lookupTableSource": {"table": table("dim")}}}
-    plan = {"nodes": [scan(1, "facts", {}, type_="stream-exec-table-source-scan_2"), join, sink(3, "out", "stream-exec-sink_2")],
-            "edges": [{"source": 1, "target": 2}, {"source": 2, "target": 3}]}
+    join = {
+        "id": 2,
+        "type": "stream-exec-lookup-join_3",
+        "temporalTable": {"lookupTableSource": {"table": table("dim")}},
+    }
+    plan = {
+        "nodes": [
+            scan(1, "facts", {}, type_="stream-exec-table-source-scan_2"),
+            join,
+            sink(3, "out", "stream-exec-sink_2"),
+        ],
+        "edges": [{"source": 1, "target": 2}, {"source": 2, "target": 3}],
+    }
     (pairing,) = sink_inputs(plan)
     assert [(i.identifier, i.node_type) for i in pairing.inputs] == [
         ("default_catalog.default_database.facts", "stream-exec-table-source-scan"),
@@ -43,8 +77,10 @@ def test_lookup_tables_inside_a_join_node_count_and_suffixes_are_ignored():
 
 
 def test_two_inserts_into_one_table_are_one_sink_and_shared_sources_are_not_repeated():
-    plan = {"nodes": [scan(1, "a", {}), sink(2, "x"), scan(3, "a", {}), scan(4, "b", {}), sink(5, "x")],
-            "edges": [{"source": 1, "target": 2}, {"source": 3, "target": 5}, {"source": 4, "target": 5}]}
+    plan = {
+        "nodes": [scan(1, "a", {}), sink(2, "x"), scan(3, "a", {}), scan(4, "b", {}), sink(5, "x")],
+        "edges": [{"source": 1, "target": 2}, {"source": 3, "target": 5}, {"source": 4, "target": 5}],
+    }
     (pairing,) = sink_inputs(plan)
     assert [i.identifier.rsplit(".", 1)[1] for i in pairing.inputs] == ["a", "b"]
 
@@ -60,15 +96,46 @@ def test_a_sink_table_is_not_its_own_input():
 
 
 def test_effective_options_undo_the_stand_in_and_apply_hints_to_temporary_tables():
-    permanent = sink_inputs({"nodes": [scan(1, "a", {"connector": "planlineage-standin", "planlineage.connector": "kafka",
-                                                     "planlineage.changelog-mode": "insert", "topic": "t"}), sink(2, "x")],
-                             "edges": [{"source": 1, "target": 2}]})[0].inputs[0]
+    permanent = sink_inputs(
+        {
+            "nodes": [
+                scan(
+                    1,
+                    "a",
+                    {
+                        "connector": "planlineage-standin",
+                        "planlineage.connector": "kafka",
+                        "planlineage.changelog-mode": "insert",
+                        "topic": "t",
+                    },
+                ),
+                sink(2, "x"),
+            ],
+            "edges": [{"source": 1, "target": 2}],
+        }
+    )[0].inputs[0]
     assert effective_options(permanent, None) == {"connector": "kafka", "topic": "t"}
-    temporary = sink_inputs({"nodes": [scan(1, "a", None, description="TableSourceScan(table=[[c, d, a]], fields=[x], "
-                                                  "hints=[[[OPTIONS options:{topic=hinted, properties.group.id=g}]]])"),
-                                       sink(2, "x")], "edges": [{"source": 1, "target": 2}]})[0].inputs[0]
+    temporary = sink_inputs(
+        {
+            "nodes": [
+                scan(
+                    1,
+                    "a",
+                    None,
+                    description="TableSourceScan(table=[[c, d, a]], fields=[x], "
+                    "hints=[[[OPTIONS options:{topic=hinted, properties.group.id=g}]]])",
+                ),
+                sink(2, "x"),
+            ],
+            "edges": [{"source": 1, "target": 2}],
+        }
+    )[0].inputs[0]
     assert effective_options(temporary, {"connector": "kafka", "topic": "declared", "format": "json"}) == {
-        "connector": "kafka", "topic": "hinted", "format": "json", "properties.group.id": "g"}
+        "connector": "kafka",
+        "topic": "hinted",
+        "format": "json",
+        "properties.group.id": "g",
+    }
 
 
 def test_hint_values_with_commas_stay_whole():

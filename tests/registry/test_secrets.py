@@ -47,8 +47,20 @@ def test_secret_keys(key):
 
 @pytest.mark.parametrize(
     "key",
-    ["connector", "url", "username", "topic", "key.format", "key.fields", "hostname", "table-name",
-     "properties.bootstrap.servers", "properties.ssl.client.auth", "scan.startup.mode", "path"],
+    [
+        "connector",
+        "url",
+        "username",
+        "topic",
+        "key.format",
+        "key.fields",
+        "hostname",
+        "table-name",
+        "properties.bootstrap.servers",
+        "properties.ssl.client.auth",
+        "scan.startup.mode",
+        "path",
+    ],
 )
 def test_not_secret_keys(key):
     assert not is_secret_key(key)
@@ -79,10 +91,19 @@ def test_redact_options():
     [
         (f"jdbc:postgresql://u:{FAKE}@h:5432/db", f"jdbc:postgresql://u:{MASK}@h:5432/db"),
         (f"jdbc:mysql://u:{FAKE}@h1:1,u:{FAKE}@h2:2/db", f"jdbc:mysql://u:{MASK}@h1:1,u:{MASK}@h2:2/db"),
-        (f"jdbc:postgresql://h/db?user=fred&password={FAKE}&ssl=true", f"jdbc:postgresql://h/db?user={MASK}&password={MASK}&ssl=true"),
-        (f"jdbc:sqlserver://h;user=sa;password={{{FAKE};x}};databaseName=d", f"jdbc:sqlserver://h;user={MASK};password={MASK};databaseName=d"),
+        (
+            f"jdbc:postgresql://h/db?user=fred&password={FAKE}&ssl=true",
+            f"jdbc:postgresql://h/db?user={MASK}&password={MASK}&ssl=true",
+        ),
+        (
+            f"jdbc:sqlserver://h;user=sa;password={{{FAKE};x}};databaseName=d",
+            f"jdbc:sqlserver://h;user={MASK};password={MASK};databaseName=d",
+        ),
         (f"jdbc:oracle:thin:scott/{FAKE}@//h:1521/svc", f"jdbc:oracle:thin:scott/{MASK}@//h:1521/svc"),
-        (f"jdbc:mysql://address=(host=h)(user=u)(password={FAKE})", f"jdbc:mysql://address=(host=h)(user={MASK})(password={MASK})"),
+        (
+            f"jdbc:mysql://address=(host=h)(user=u)(password={FAKE})",
+            f"jdbc:mysql://address=(host=h)(user={MASK})(password={MASK})",
+        ),
         (f"https://{FAKE}@api.example.com/x", f"https://{MASK}@api.example.com/x"),
         ("abfss://container@account.dfs.core.windows.net/x", "abfss://container@account.dfs.core.windows.net/x"),
         ("kafka://b1:9092", "kafka://b1:9092"),
@@ -130,7 +151,10 @@ def test_redact_sql_text():
 def test_redact_log_and_error_text():
     options = {"password": FAKE}
     line = f'connect failed for {{"password": "{FAKE}"}} url=jdbc:postgresql://u:x@h/db?password={FAKE}'
-    assert redact_text(line, options) == f'connect failed for {{"password": "{MASK}"}} url=jdbc:postgresql://u:{MASK}@h/db?password={MASK}'
+    assert (
+        redact_text(line, options)
+        == f'connect failed for {{"password": "{MASK}"}} url=jdbc:postgresql://u:{MASK}@h/db?password={MASK}'
+    )
     # escaped spellings of the secret are masked too
     assert redact_text('json "a\\"b" url a%22b', {"token": 'a"b'}) == f'json "{MASK}" url {MASK}'
     assert redact_text("login: password=abc123 ok") == f"login: password={MASK} ok"
@@ -143,7 +167,12 @@ def test_short_secret_masked_only_as_a_word():
 def test_warning_echoing_an_option_is_redacted():
     # a topic-pattern that happens to contain the password must not be echoed in the warning
     res = resolve(
-        {"connector": "kafka", "properties.bootstrap.servers": "b:9092", "topic-pattern": f"{FAKE}.*", "password": FAKE},
+        {
+            "connector": "kafka",
+            "properties.bootstrap.servers": "b:9092",
+            "topic-pattern": f"{FAKE}.*",
+            "password": FAKE,
+        },
         table="c.d.t",
     )
     assert res.warnings == [
@@ -152,14 +181,24 @@ def test_warning_echoing_an_option_is_redacted():
 
 
 def test_identity_containing_a_secret_value_is_dropped():
-    res = resolve({"connector": "kafka", "properties.bootstrap.servers": f"{FAKE}:9092", "topic": "t", "password": FAKE}, table="c.d.t")
+    res = resolve(
+        {"connector": "kafka", "properties.bootstrap.servers": f"{FAKE}:9092", "topic": "t", "password": FAKE},
+        table="c.d.t",
+    )
     assert res.datasets == []
-    assert res.warnings == [f"table c.d.t: the dataset identity would contain a secret option value; no dataset"]
+    assert res.warnings == ["table c.d.t: the dataset identity would contain a secret option value; no dataset"]
 
 
 @pytest.mark.parametrize(
     "text",
-    ["'password' = '" + "\\a" * 5000, '"k": "' + "\\" * 20000, "a:" * 50000, "x={" + "a" * 100000, "'a" * 50000, "k=" * 50000],
+    [
+        "'password' = '" + "\\a" * 5000,
+        '"k": "' + "\\" * 20000,
+        "a:" * 50000,
+        "x={" + "a" * 100000,
+        "'a" * 50000,
+        "k=" * 50000,
+    ],
 )
 def test_no_catastrophic_backtracking(text):
     import time

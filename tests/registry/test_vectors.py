@@ -89,6 +89,8 @@ def test_secret_options_never_leave(vector, tmp_path):
             "token": FAKE_SECRET,
         }
     )
-    res = resolve(options, table=vector.get("table", ""), connector=vector.get("connector"), config=_config(vector, tmp_path))
+    res = resolve(
+        options, table=vector.get("table", ""), connector=vector.get("connector"), config=_config(vector, tmp_path)
+    )
     assert FAKE_SECRET not in json.dumps([d.model_dump() for d in res.datasets]) + json.dumps(res.warnings)
     assert [(d.namespace, d.name) for d in res.datasets] == [(e["namespace"], e["name"]) for e in vector["expected"]]

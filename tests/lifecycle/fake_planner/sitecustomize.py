@@ -1,6 +1,6 @@
 """Test seam for the detached lineage worker (only on PYTHONPATH in tests/lifecycle).
 
-With ``PLANLINEAGE_TEST_FAKE_LINEAGE`` set to a JSON lineage document, ``planlineage.extract.extract``
+With ``PLANLINEAGE_TEST_FAKE_LINEAGE`` set to a JSON lineage document, ``planlineage.pipeline.extract``
 is replaced as soon as it is imported: it waits ``PLANLINEAGE_TEST_FAKE_DELAY`` seconds (writing
 ``<PLANLINEAGE_TEST_FAKE_MARK>.<pid>`` first, so a test knows the compile is under way), raises
 ExtractError for a script containing ``BROKEN``, and otherwise answers the document.  No JVM.
@@ -16,8 +16,9 @@ if os.environ.get("PLANLINEAGE_TEST_FAKE_LINEAGE"):
     def _patch(module):
         real_error = module.ExtractError
 
-        def fake_extract(script, flink_version=None, jars=None, identity=None, planner=None, timeout=300.0,
-                         columns=False):
+        def fake_extract(
+            script, flink_version=None, jars=None, identity=None, planner=None, timeout=300.0, columns=False
+        ):
             import time
 
             from planlineage.document import JobLineage
@@ -39,7 +40,7 @@ if os.environ.get("PLANLINEAGE_TEST_FAKE_LINEAGE"):
 
     class _Finder(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path, target=None):
-            if name != "planlineage.extract":
+            if name != "planlineage.pipeline":
                 return None
             sys.meta_path.remove(self)
             spec = importlib.util.find_spec(name)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from planlineage.extract import ExtractError, extract
+from planlineage.pipeline import ExtractError, extract
 from planlineage.planner.compiler import PlannerError
 from planlineage.planner.provision import ensure
 from planlineage.planner.warm import Limits, SelfHealingPlanner
@@ -62,8 +62,10 @@ def run(
             out.flush()
             if show_progress:
                 done = counts["ok"] + counts["failed"]
-                err.write(f"\r[{done}/{len(scripts)}] {counts['failed']} failed, "
-                          f"{done / max(time.monotonic() - started, 1e-6):.1f} jobs/s")
+                err.write(
+                    f"\r[{done}/{len(scripts)}] {counts['failed']} failed, "
+                    f"{done / max(time.monotonic() - started, 1e-6):.1f} jobs/s"
+                )
                 err.flush()
 
     def worker() -> None:
@@ -86,8 +88,10 @@ def run(
     elapsed = time.monotonic() - started
     if show_progress:
         err.write("\n")
-    err.write(f"planlineage: {len(scripts)} scripts, {counts['ok']} ok, {counts['failed']} failed, "
-              f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {len(threads)} workers)\n")
+    err.write(
+        f"planlineage: {len(scripts)} scripts, {counts['ok']} ok, {counts['failed']} failed, "
+        f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {len(threads)} workers)\n"
+    )
     return counts["ok"], counts["failed"]
 
 

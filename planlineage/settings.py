@@ -11,8 +11,9 @@ console transport was chosen explicitly.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from planlineage.emitter.store import Store, utc_now

@@ -8,7 +8,7 @@ Promises (docs/lifecycle.md):
 * Fail-open: every lifecycle command exits 0 whatever happens to lineage (one line on stderr).
 * ``submit`` stays off the platform's critical path: it records the pending run with one SQLite
   transaction (the emitter loads openlineage-python and the models only when events are built)
-  and hands the compile and the delivery to a detached worker (:mod:`planlineage.worker`).
+  and hands the compile and the delivery to a detached worker (:mod:`planlineage.lifecycle.runner`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import argparse
 import os
 import sys
 
-from planlineage.emitter import lifecycle
-from planlineage.emitter.settings import Settings, is_configured
 from planlineage.emitter.store import Store, StoreError
+from planlineage.lifecycle import runs
+from planlineage.settings import Settings, is_configured
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -27,6 +27,7 @@ EXIT_USAGE = 2
 #: Delivery budgets (seconds) of the commands that deliver inline.
 STATE_FLUSH_SECONDS = 3.0
 FLUSH_SECONDS = 10.0
+
 
 def warn(message: str) -> None:
     """One line on stderr (callers never pass a secret)."""
@@ -40,7 +41,7 @@ def warn(message: str) -> None:
 
 
 def cmd_settings(args) -> int:
-    from planlineage.emitter.settings import SETTINGS, SettingError, Settings, masked
+    from planlineage.settings import SETTINGS, SettingError, Settings, masked
 
     settings = Settings(Store())
     try:
@@ -89,7 +90,7 @@ def cmd_submit(args) -> None:
     settings = Settings(store)
     if not settings.configured():
         return
-    from planlineage import worker
+    from planlineage.lifecycle import runner
 
     error = None
     sql = None
@@ -97,25 +98,30 @@ def cmd_submit(args) -> None:
         with open(args.sql_file, encoding="utf-8") as handle:
             sql = handle.read()
     except (OSError, UnicodeDecodeError) as problem:
-        error = f"cannot read the SQL file {args.sql_file}: {getattr(problem, 'strerror', None) or type(problem).__name__}"
+        error = (
+            f"cannot read the SQL file {args.sql_file}: {getattr(problem, 'strerror', None) or type(problem).__name__}"
+        )
     jars = [os.path.abspath(j) for j in args.jar]
     missing = [j for j in jars if not os.path.isfile(j)]
     if error is None and missing:
         error = f"jar {missing[0]} does not exist"
-    run_id = lifecycle.record_pending_submission(store, args.app_id, args.job_name, None, settings)
+    run_id = runs.record_pending_submission(store, args.app_id, args.job_name, None, settings)
     if run_id is None:
         return  # could not be recorded; lifecycle said why in one line
     if error:
         warn(f"no lineage for application {args.app_id}: {error}")
-    worker.start(store, {
-        "app_id": args.app_id,
-        "run_id": run_id,
-        "job_name": args.job_name,
-        "flink_version": args.flink_version,
-        "jars": jars,
-        "sql": sql,
-        "error": error,
-    })
+    runner.start(
+        store,
+        {
+            "app_id": args.app_id,
+            "run_id": run_id,
+            "job_name": args.job_name,
+            "flink_version": args.flink_version,
+            "jars": jars,
+            "sql": sql,
+            "error": error,
+        },
+    )
 
 
 def _configured_store() -> tuple[Store, bool]:
@@ -130,9 +136,9 @@ def _recovered_store() -> Store | None:
     store, configured = _configured_store()
     if not configured:
         return None
-    from planlineage import worker
+    from planlineage.lifecycle import runner
 
-    worker.recover(store)
+    runner.recover(store)
     return store
 
 
@@ -141,8 +147,8 @@ def cmd_state(args) -> None:
     store = _recovered_store()
     if store is None:
         return
-    lifecycle.record_state(store, args.app_id, args.state, args.error)
-    lifecycle.flush(store, Settings(store), deadline_seconds=STATE_FLUSH_SECONDS)
+    runs.record_state(store, args.app_id, args.state, args.error)
+    runs.flush(store, Settings(store), deadline_seconds=STATE_FLUSH_SECONDS)
 
 
 @_fail_open
@@ -150,10 +156,9 @@ def cmd_flush(args) -> None:
     store = _recovered_store()
     if store is None:
         return
-    report = lifecycle.flush(store, Settings(store), deadline_seconds=args.timeout)
+    report = runs.flush(store, Settings(store), deadline_seconds=args.timeout)
     if report is not None and args.verbose:
-        print(f"delivered {report.delivered}, rejected {report.rejected}, pending {report.remaining}",
-              file=sys.stderr)
+        print(f"delivered {report.delivered}, rejected {report.rejected}, pending {report.remaining}", file=sys.stderr)
 
 
 def _conf(args, merge) -> int:
@@ -176,26 +181,31 @@ def _conf(args, merge) -> int:
 
 
 def cmd_spark_conf(args) -> int:
-    from planlineage import conf_merge
+    from planlineage.lifecycle import listener_conf
 
-    return _conf(args, lambda data, values, a: conf_merge.merge_bytes(
-        data, conf_merge.spark_entries, values, warn=warn, default_style="="))
+    return _conf(
+        args,
+        lambda data, values, a: listener_conf.merge_bytes(
+            data, listener_conf.spark_entries, values, warn=warn, default_style="="
+        ),
+    )
 
 
 def cmd_flink_conf(args) -> int:
-    from planlineage import conf_merge
+    from planlineage.lifecycle import listener_conf
 
     def entries(values, existing, w):
-        return conf_merge.flink_entries(values, args.flink_version, existing, w)
+        return listener_conf.flink_entries(values, args.flink_version, existing, w)
 
-    return _conf(args, lambda data, values, a: conf_merge.merge_bytes(
-        data, entries, values, warn=warn, default_style=":"))
+    return _conf(
+        args, lambda data, values, a: listener_conf.merge_bytes(data, entries, values, warn=warn, default_style=":")
+    )
 
 
 def cmd_worker(args) -> int:
-    from planlineage import worker
+    from planlineage.lifecycle import runner
 
-    return worker.main(args)
+    return runner.main(args)
 
 
 def add_commands(commands) -> None:
@@ -232,12 +242,16 @@ def add_commands(commands) -> None:
     flush.add_argument("--verbose", action="store_true")
     flush.set_defaults(run=cmd_flush)
 
-    spark = commands.add_parser("spark-conf", help="add the OpenLineage Spark listener to app properties (stdin -> stdout)")
+    spark = commands.add_parser(
+        "spark-conf", help="add the OpenLineage Spark listener to app properties (stdin -> stdout)"
+    )
     spark.add_argument("--app-id", default=None)
     spark.add_argument("--lineage-enable", action="store_true")
     spark.set_defaults(run=cmd_spark_conf)
 
-    flink = commands.add_parser("flink-conf", help="add the OpenLineage Flink listener to a Flink configuration (stdin -> stdout)")
+    flink = commands.add_parser(
+        "flink-conf", help="add the OpenLineage Flink listener to a Flink configuration (stdin -> stdout)"
+    )
     flink.add_argument("--flink-version", required=True)
     flink.add_argument("--app-id", default=None)
     flink.add_argument("--lineage-enable", action="store_true")

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
-from planlineage.emitter.settings import namespace_of
+from planlineage.settings import namespace_of
 
 SPARK_LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
 FLINK_LISTENER_OPTION = "execution.job-status-changed-listeners"
@@ -71,8 +71,10 @@ def spark_entries(values: Values, existing: Mapping[str, str], warn: Warn) -> li
     if listeners is None:
         entries.append(("spark.extraListeners", SPARK_LISTENER))
     elif SPARK_LISTENER not in listeners:
-        warn("spark.extraListeners is set by the application and left as is: add "
-             f"{SPARK_LISTENER} to it for Spark lineage")
+        warn(
+            "spark.extraListeners is set by the application and left as is: add "
+            f"{SPARK_LISTENER} to it for Spark lineage"
+        )
     if any(k.startswith("spark.openlineage.transport.") for k in existing):
         warn("the application sets spark.openlineage.transport.* itself; its transport is left as is")
     else:
@@ -90,7 +92,9 @@ def spark_entries(values: Values, existing: Mapping[str, str], warn: Warn) -> li
     return entries
 
 
-def flink_entries(values: Values, version: str | None, existing: Mapping[str, str], warn: Warn) -> list[tuple[str, str]]:
+def flink_entries(
+    values: Values, version: str | None, existing: Mapping[str, str], warn: Warn
+) -> list[tuple[str, str]]:
     if (_value(values, "lineage.flink-listener") or "").strip().lower() not in ("1", "true", "yes", "on"):
         return []
     if not flink_knows_listener_option(version):
@@ -105,8 +109,10 @@ def flink_entries(values: Values, version: str | None, existing: Mapping[str, st
     if listeners is None:
         entries.append((FLINK_LISTENER_OPTION, FLINK_LISTENER_FACTORY))
     elif FLINK_LISTENER_FACTORY not in listeners:
-        warn(f"{FLINK_LISTENER_OPTION} is set by the application and left as is: add "
-             f"{FLINK_LISTENER_FACTORY} to it for Flink lineage")
+        warn(
+            f"{FLINK_LISTENER_OPTION} is set by the application and left as is: add "
+            f"{FLINK_LISTENER_FACTORY} to it for Flink lineage"
+        )
     if any(k.startswith("openlineage.transport.") for k in existing):
         warn("the application sets openlineage.transport.* itself; its transport is left as is")
     else:

@@ -145,7 +145,7 @@ def recover(store: Store) -> int:
 
 
 def _recover_one(store: Store, job_path: Path) -> int:
-    from planlineage.emitter import lifecycle
+    from planlineage.lifecycle import runs
 
     lock_path = job_path.with_suffix(".lock")
     fd = _try_lock(lock_path)
@@ -156,13 +156,14 @@ def _recover_one(store: Store, job_path: Path) -> int:
         if job is None:
             _remove(job_path, lock_path)
             return 0
-        run = lifecycle.current_run(store, job.get("app_id", ""))
+        run = runs.current_run(store, job.get("app_id", ""))
         if run is None or run.run_id != job.get("run_id") or run.lineage is not None:
             _remove(job_path, lock_path)  # superseded, abandoned or done
             return 0
         if int(job.get("attempts", 1)) >= MAX_ATTEMPTS:
-            lifecycle.abandon_lineage(store, job["app_id"], job["run_id"],
-                                      "the lineage worker died twice; this run is not reported")
+            runs.abandon_lineage(
+                store, job["app_id"], job["run_id"], "the lineage worker died twice; this run is not reported"
+            )
             _remove(job_path, lock_path)
             return 0
         job["attempts"] = int(job.get("attempts", 1)) + 1
@@ -201,7 +202,7 @@ def _setup_logging(store: Store) -> None:
 
 
 def _redacted_sql(sql: str) -> str:
-    from planlineage.extract import script_options
+    from planlineage.pipeline import script_options
     from planlineage.registry.secrets import redact_text
 
     return redact_text(sql, script_options(sql))
@@ -210,25 +211,30 @@ def _redacted_sql(sql: str) -> str:
 def _identity(settings):
     from planlineage.registry import load_config
 
-    return load_config(settings.get("lineage.rules"), profile=settings.get("lineage.profile") or "openlineage",
-                       metalake=settings.get("lineage.metalake"))
+    return load_config(
+        settings.get("lineage.rules"),
+        profile=settings.get("lineage.profile") or "openlineage",
+        metalake=settings.get("lineage.metalake"),
+    )
 
 
 def _set_sql(store: Store, app_id: str, run_id: str, sql: str) -> None:
-    store.write(lambda c: c.execute(
-        "UPDATE runs SET sql = ? WHERE app_id = ? AND run_id = ? AND lineage IS NULL",
-        (sql, app_id, run_id),
-    ))
+    store.write(
+        lambda c: c.execute(
+            "UPDATE runs SET sql = ? WHERE app_id = ? AND run_id = ? AND lineage IS NULL",
+            (sql, app_id, run_id),
+        )
+    )
 
 
 def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
     """Compile one job and attach its lineage, or abandon the run. Never raises."""
-    from planlineage import extract as extraction
-    from planlineage.emitter import lifecycle
-    from planlineage.emitter.settings import Settings
+    from planlineage import pipeline as extraction
+    from planlineage.lifecycle import runs
+    from planlineage.settings import Settings
 
     app_id, run_id = job["app_id"], job["run_id"]
-    run = lifecycle.current_run(store, app_id)
+    run = runs.current_run(store, app_id)
     if run is None or run.run_id != run_id or run.lineage is not None:
         return
     reason = job.get("error")
@@ -236,27 +242,32 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
         sql = job.get("sql") or ""
         try:
             _set_sql(store, app_id, run_id, _redacted_sql(sql))
-            lineage = extraction.extract(sql, flink_version=job.get("flink_version"), jars=job.get("jars") or [],
-                                         identity=_identity(Settings(store)), timeout=timeout,
-                                         columns=True)  # events carry the columnLineage facet
+            lineage = extraction.extract(
+                sql,
+                flink_version=job.get("flink_version"),
+                jars=job.get("jars") or [],
+                identity=_identity(Settings(store)),
+                timeout=timeout,
+                columns=True,
+            )  # events carry the columnLineage facet
         except WorkerTimeout as error:
             reason = str(error)
         except Exception as error:
             # ExtractError / ProvisionError / PlannerError / ConfigError messages are redacted
             reason = f"{type(error).__name__}: {error}"
         else:
-            if not lifecycle.attach_lineage(store, app_id, run_id, lineage):
+            if not runs.attach_lineage(store, app_id, run_id, lineage):
                 log.warning("planlineage: lineage of %s not attached (run superseded or failed)", app_id)
             return
-    lifecycle.abandon_lineage(store, app_id, run_id, reason)
+    runs.abandon_lineage(store, app_id, run_id, reason)
 
 
 def deliver(store: Store, budget: float) -> None:
     """Deliver with retries until nothing is pending or ``budget`` seconds have passed; one log
     line if something stays behind (the next command, or ``flush``, retries it)."""
     from planlineage.emitter import outbox
-    from planlineage.emitter.settings import Settings
     from planlineage.emitter.transports import create_transport
+    from planlineage.settings import Settings
 
     settings = Settings(store)
     if not settings.configured() or not store.exists():

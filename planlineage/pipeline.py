@@ -14,11 +14,12 @@ from planlineage.planner import script as sql_script
 from planlineage.planner import warm
 from planlineage.planner.columns import column_lineage
 from planlineage.planner.compiler import Planner, PlannerError
-from planlineage.planner.request import build_request
 from planlineage.planner.provision import ProvisionError, ensure
+from planlineage.planner.request import build_request
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
 from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.secrets import redact_text
+
 
 class ExtractError(Exception):
     """The script cannot be compiled. The message names the statement, its line and the reason."""
@@ -57,8 +58,12 @@ def extract(
 
     with _planner_for(provisioned, planner) as compile_job:
         answer = compile_job(request, timeout)
-        if not answer.get("ok") and request["batch"] and answer.get("error", {}).get("statement") is not None \
-                and sent[answer["error"]["statement"]].kind in sql_script.SINKS:
+        if (
+            not answer.get("ok")
+            and request["batch"]
+            and answer.get("error", {}).get("statement") is not None
+            and sent[answer["error"]["statement"]].kind in sql_script.SINKS
+        ):
             # The batch planner could not put this job into a plan; the streaming re-plan reads
             # the same tables (see build_request).
             request, sent, mode = build_request(statements, provisioned, jars, replan_batch=True)
@@ -95,9 +100,19 @@ def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[s
         if found is None:
             continue
         sink.columns = {
-            name: [ColumnInput(table=s.table, column=s.column, transformations=[
-                ColumnTransformation(type=t.type, subtype=t.subtype, description=t.description, masking=t.masking)
-                for t in s.transformations]) for s in sources]
+            name: [
+                ColumnInput(
+                    table=s.table,
+                    column=s.column,
+                    transformations=[
+                        ColumnTransformation(
+                            type=t.type, subtype=t.subtype, description=t.description, masking=t.masking
+                        )
+                        for t in s.transformations
+                    ],
+                )
+                for s in sources
+            ]
             for name, sources in found.merged().items()
         }
     return warnings
@@ -135,10 +150,12 @@ def _table_lineage(use: TableUse, tables: dict, identity: IdentityConfig | None,
     options = effective_options(use, described.get("options"))
     resolution = resolve(options, table=use.identifier, config=identity)
     warnings.extend(resolution.warnings)
-    columns = [Column(name=c["name"], type=c["type"]) for c in described.get("columns", [])
-               if c.get("kind") != "computed"]
-    return TableLineage(table=use.identifier, connector=options.get("connector"),
-                        datasets=resolution.datasets, schema=columns)
+    columns = [
+        Column(name=c["name"], type=c["type"]) for c in described.get("columns", []) if c.get("kind") != "computed"
+    ]
+    return TableLineage(
+        table=use.identifier, connector=options.get("connector"), datasets=resolution.datasets, schema=columns
+    )
 
 
 _OPTION_PAIR = re.compile(r"'((?:[^']|'')*)'\s*=\s*'((?:[^']|'')*)'")
@@ -164,7 +181,9 @@ def _compile_error(error: dict, sent: list[sql_script.Statement], secrets: dict[
     missing = _MISSING_CLASS.search(reason)
     factory = _MISSING_FACTORY.search(reason)
     if missing:
-        advice = f" Class {missing.group(1).replace('/', '.')} is not available: pass the jar that contains it with --jar."
+        advice = (
+            f" Class {missing.group(1).replace('/', '.')} is not available: pass the jar that contains it with --jar."
+        )
     elif factory:
         kind = factory.group(2).rsplit(".", 1)[-1].replace("Factory", "").lower() or "factory"
         advice = f" No {kind} '{factory.group(1)}' is available: pass the jar that provides it with --jar."

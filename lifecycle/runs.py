@@ -30,15 +30,16 @@ import functools
 import json
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from planlineage.emitter import outbox
-from planlineage.emitter.settings import Settings
-from planlineage.emitter.store import Store, StoreError, utc_now
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES, new_run_id
+from planlineage.emitter.store import Store, StoreError, utc_now
 from planlineage.emitter.transports import TransportConfigError, create_transport
 from planlineage.emitter.transports.base import scrub, short
+from planlineage.settings import Settings
 
 if TYPE_CHECKING:  # the models load pydantic (~0.1 s), which recording a submission does not need
     from planlineage.document import JobLineage
@@ -103,7 +104,7 @@ def _load_event_models() -> None:
     Only paths that build events pay for them (recording a pending submission does not), and
     never while holding the database's write lock, which other processes are waiting for.
     """
-    import planlineage.document  # noqa: F401
+    import planlineage.document
     import planlineage.emitter.events  # noqa: F401
 
 
@@ -326,8 +327,7 @@ def record_state(
         else:
             _queue(conn, run, run.lineage, event_type, when, error)
         conn.execute(
-            "UPDATE runs SET platform_state = ?, last_event = ?, pending = ?, updated = ? "
-            "WHERE app_id = ?",
+            "UPDATE runs SET platform_state = ?, last_event = ?, pending = ?, updated = ? WHERE app_id = ?",
             (state, event_type, json.dumps(pending), utc_now(), app_id),
         )
         return event_type

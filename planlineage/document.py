@@ -11,7 +11,6 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_serializer
 
 
-
 class Symlink(BaseModel):
     namespace: str
     name: str

@@ -1,3 +1,0 @@
-from planlineage.main import main
-
-raise SystemExit(main())

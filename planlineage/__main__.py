@@ -1,0 +1,3 @@
+from planlineage.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,28 @@
+"""The package layout: each top-level folder of the repository becomes one subpackage of the
+single import name `planlineage`, so that nothing collides with another distribution's
+`planner` or `registry` in a user's site-packages, while the repository's folders keep telling
+the data flow. Each folder is named once; its subpackages are discovered.
+
+Everything else about the distribution is in pyproject.toml.
+"""
+
+from setuptools import find_packages, setup
+
+FOLDERS = {
+    "planlineage": "planlineage",  # the public API, the document model, the pipeline, errors, settings
+    "planlineage.cli": "cli",
+    "planlineage.planner": "planner",
+    "planlineage.registry": "registry",
+    "planlineage.emitter": "emitter",
+    "planlineage.lifecycle": "lifecycle",
+    "planlineage.flink_versions": "flink-versions",
+}
+
+setup(
+    package_dir=FOLDERS,
+    packages=[
+        f"{package}.{sub}" if sub else package
+        for package, folder in FOLDERS.items()
+        for sub in ["", *find_packages(folder)]
+    ],
+)
