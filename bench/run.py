@@ -79,7 +79,18 @@ def cold_runs(minor: str, repeat: int) -> list[float]:
     for _ in range(repeat):
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "planlineage", "extract", str(script), "--flink-version", minor, "--format", "json"],
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "planlineage",
+                "extract",
+                str(script),
+                "--flink-version",
+                minor,
+                "--format",
+                "json",
+            ],
             check=True,
             capture_output=True,
         )

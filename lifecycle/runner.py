@@ -99,7 +99,9 @@ def _remove(*paths: Path) -> None:
 def _spawn(job_path: Path, lock_fd: int) -> int:
     """Start a detached worker that inherits the locked descriptor; its pid."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "planlineage", "_worker", "--job", str(job_path), "--lock-fd", str(lock_fd)],
+        # -P: never let a `planlineage/` folder in the platform's working directory (a source
+        # checkout, say) shadow the installed package.
+        [sys.executable, "-P", "-m", "planlineage", "_worker", "--job", str(job_path), "--lock-fd", str(lock_fd)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -4,7 +4,9 @@ import sys
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "planlineage", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "planlineage", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_identity_prints_datasets_with_symlinks():

@@ -33,7 +33,7 @@ def run(tmp_path, provisioned):
 
     def call(*args, **extra):
         result = subprocess.run(
-            [sys.executable, "-m", "planlineage", *args],
+            [sys.executable, "-P", "-m", "planlineage", *args],
             capture_output=True,
             env=dict(env, **extra),
             timeout=120,

@@ -215,7 +215,7 @@ def test_nothing_leaks_from_one_job_to_the_next(planner):
 
 def run_cli(*args, stdin=None):
     return subprocess.run(
-        [sys.executable, "-m", "planlineage", *args], input=stdin, capture_output=True, text=True, timeout=300
+        [sys.executable, "-P", "-m", "planlineage", *args], input=stdin, capture_output=True, text=True, timeout=300
     )
 
 

@@ -39,7 +39,7 @@ class Cli:
     def __call__(self, *args: str, input: bytes | None = None, timeout: float = 60, **env: str):
         environment = dict(self.env, **env)
         return subprocess.run(
-            [sys.executable, "-m", "planlineage", *args],
+            [sys.executable, "-P", "-m", "planlineage", *args],
             input=input,
             capture_output=True,
             env=environment,
