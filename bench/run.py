@@ -155,6 +155,7 @@ def main() -> int:
             subprocess.run(
                 [
                     sys.executable,
+                    "-P",
                     "-m",
                     "planlineage",
                     "extract",

@@ -251,6 +251,7 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
     log_path = worker_dir() / f"flink-{minor}.log"
     command = [
         sys.executable,
+        "-P",  # a planlineage/ folder in the working directory must not shadow the package
         "-m",
         "planlineage",
         "worker",

@@ -65,6 +65,7 @@ def test_cli_rules_and_no_secret_in_any_output(provisioned, tmp_path):
         result = subprocess.run(
             [
                 sys.executable,
+                "-P",
                 "-m",
                 "planlineage",
                 "extract",

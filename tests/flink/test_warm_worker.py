@@ -138,6 +138,7 @@ def test_backfill_prints_one_line_per_script_and_a_summary(tmp_path, provisioned
     result = subprocess.run(
         [
             sys.executable,
+            "-P",
             "-m",
             "planlineage",
             "extract",
