@@ -16,6 +16,8 @@ FOLDERS = {
     "planlineage.emitter": "emitter",
     "planlineage.lifecycle": "lifecycle",
     "planlineage.flink_versions": "flink-versions",
+    "planlineage.doctor": "doctor",  # split datasets across producers: reading events and state, grouping
+    "planlineage.graph": "graph",  # the lineage graph: model, layout, HTML and DOT rendering
 }
 
 setup(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
@@ -59,6 +60,10 @@ def cmd_extract(args) -> int:
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     if fmt == "json":
         print(json.dumps(lineage.to_json_dict(), indent=2))
+    elif fmt == "dot":
+        from planlineage.graph import script_dot
+
+        print(script_dot(lineage, args.script[0]), end="")
     else:
         print(render_table(lineage))
     return EXIT_OK
@@ -202,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--jobs", type=int, default=2, help="planners side by side for several scripts (default 2)")
     extract.add_argument("--flink-version", default=None, help="e.g. 1.20 or 1.20.5 (default 1.20)")
     extract.add_argument("--jar", action="append", default=[], help="a connector, format, UDF or catalog jar")
-    extract.add_argument("--format", choices=["json", "table"], default=None)
+    extract.add_argument("--format", choices=["json", "table", "dot"], default=None)
     extract.add_argument(
         "--columns",
         action="store_true",
@@ -246,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     from planlineage.cli import lifecycle as lifecycle_commands
 
     lifecycle_commands.add_commands(commands)
+    importlib.import_module("planlineage.cli.doctor").add_command(commands)
+    importlib.import_module("planlineage.cli.graph").add_command(commands)
     return parser
 
 

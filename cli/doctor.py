@@ -1,0 +1,66 @@
+"""`planlineage doctor`: argument parsing and rendering of the split report (planlineage.doctor)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+EXIT_NO_SPLITS = 0
+EXIT_SPLITS = 1
+EXIT_UNREADABLE = 2
+
+
+def add_command(commands) -> None:
+    doctor = commands.add_parser(
+        "doctor", help="find datasets that name one physical table differently (splits) in reported events"
+    )
+    doctor.add_argument(
+        "--events",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="OpenLineage events as JSON lines (gravitino_lineage.log, a file transport's output, any dump)",
+    )
+    doctor.add_argument("--state", action="store_true", help="also the runs planlineage recorded (read-only)")
+    doctor.add_argument(
+        "--rules", help="a rules TOML file whose namespace resolvers count (default: the lineage.rules setting)"
+    )
+    doctor.add_argument("--format", choices=["text", "json"], default="text")
+    doctor.set_defaults(run=cmd_doctor)
+
+
+def cmd_doctor(args) -> int:
+    from planlineage.doctor import UnreadableInput, diagnose
+
+    if not args.events and not args.state:
+        print("planlineage doctor: give --events FILE… and/or --state (runs planlineage recorded).", file=sys.stderr)
+        return EXIT_UNREADABLE
+    try:
+        report = diagnose(args.events, state=args.state, rules=args.rules)
+    except UnreadableInput as error:
+        print(f"planlineage doctor: {error}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(render_text(report))
+    return EXIT_SPLITS if report.splits else EXIT_NO_SPLITS
+
+
+def render_text(report) -> str:
+    from planlineage.doctor.explain import producer_kind
+
+    lines = [f"read {source}" for source in report.sources]
+    count = len(report.splits)
+    lines.append(f"{len(report.datasets)} dataset(s), {count} split(s)" + (":" if count else ": nothing to fix"))
+    for i, split in enumerate(report.splits, 1):
+        lines.append("")
+        lines.append(f"split {i}: {split.reason}")
+        for d in split.datasets:
+            producers = ", ".join(sorted({producer_kind(p) for p in d.producers}))
+            jobs = ", ".join(sorted(d.jobs)) or "-"
+            lines.append(f"  {d.namespace}  {d.name}")
+            lines.append(f"      producers: {producers}   jobs: {jobs}")
+        lines.append(f"  fix: {split.fix}")
+    return "\n".join(lines)

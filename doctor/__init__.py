@@ -1,0 +1,15 @@
+"""The lineage doctor: finds datasets that name one physical table differently ("splits").
+
+    from planlineage.doctor import diagnose, UnreadableInput
+    report = diagnose(["gravitino_lineage.log"], state=True, rules=None)
+    report.splits       # list[Split]: datasets (namespace, name, producers, jobs), reason, fix
+    report.to_json()    # {"splits": [{"datasets": [...], "reason": "...", "fix": "..."}]}
+
+Modules: sources (event files and the lifecycle store, read-only), splits (grouping, on the
+registry's canonicalisation), explain (reasons and fixes), diagnose (the three together).
+"""
+
+from .diagnose import Report, diagnose
+from .sources import UnreadableInput
+
+__all__ = ["diagnose", "Report", "UnreadableInput"]

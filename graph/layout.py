@@ -1,0 +1,141 @@
+"""A left-to-right layered layout of the lineage graph, in Python (no layout engine in the page).
+
+1. Layers: networkx topological generations of the condensation (a job that reads and writes the
+   same dataset makes a cycle; its strongly connected part shares a layer).
+2. Order within a layer: barycenter sweeps (down then up, a few times), the usual crossing
+   reduction of Sugiyama-style layouts; STATEMENT SET siblings are then kept next to each other,
+   so their parent's box encloses them and little else.
+3. Coordinates: a layer is as wide as its longest label (names are drawn in full), rows are of
+   fixed height.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from .model import LineageGraph
+
+ROW = 46  # vertical distance between nodes of a layer
+HEIGHT = 34  # node box height: the name, and the namespace below it
+LAYER_GAP = 90  # horizontal gap between layers
+CHAR = 7.3  # glyph width of the 12px monospace name font
+SMALL_CHAR = 6.1  # glyph width of the 10px monospace namespace font
+PAD = 16
+SWEEPS = 4
+
+
+@dataclass
+class Box:
+    id: str
+    kind: str  # "job" | "dataset"
+    key: tuple[str, str]
+    layer: int
+    x: float = 0.0
+    y: float = 0.0
+    w: float = 0.0
+    h: float = HEIGHT
+
+
+def labels(graph: LineageGraph, kind: str, key: tuple[str, str]) -> tuple[str, str]:
+    """(name line, second line) of a node: a dataset's namespace, a job's namespace and producers."""
+    namespace, name = key
+    if kind == "dataset":
+        return name, namespace
+    from planlineage.doctor.explain import producer_kind
+
+    producers = ", ".join(sorted({producer_kind(p) for p in graph.jobs[key].producers if p})) or "unknown producer"
+    return name, f"{namespace} · {producers}"
+
+
+def label_width(name: str, sub: str) -> float:
+    return max(90.0, len(name) * CHAR + 2 * PAD, len(sub) * SMALL_CHAR + 2 * PAD)
+
+
+def build_digraph(graph: LineageGraph) -> nx.DiGraph:
+    hidden = graph.group_only()
+    g = nx.DiGraph()
+    for key in graph.datasets:
+        g.add_node(("dataset", key))
+    for key, job in graph.jobs.items():
+        if key in hidden:
+            continue
+        g.add_node(("job", key))
+        for d in sorted(job.inputs):
+            g.add_edge(("dataset", d), ("job", key))
+        for d in sorted(job.outputs):
+            g.add_edge(("job", key), ("dataset", d))
+    return g
+
+
+def _layers(g: nx.DiGraph) -> dict:
+    condensed = nx.condensation(g)
+    layer_of = {}
+    for i, generation in enumerate(nx.topological_generations(condensed)):
+        for scc in generation:
+            for node in condensed.nodes[scc]["members"]:
+                layer_of[node] = i
+    # pull sources (datasets read by one job only) right next to their reader
+    for node in g.nodes:
+        succ = list(g.successors(node))
+        if not list(g.predecessors(node)) and succ:
+            layer_of[node] = max(layer_of[node], min(layer_of[s] for s in succ) - 1)
+    return layer_of
+
+
+def _order(g: nx.DiGraph, layers: list[list], group_of: dict) -> None:
+    pos = {n: i for layer in layers for i, n in enumerate(layer)}
+
+    def sweep(neighbours) -> None:
+        for layer in layers:
+            bary = {}
+            for n in layer:
+                ns = [pos[m] for m in neighbours(n) if m in pos]
+                bary[n] = sum(ns) / len(ns) if ns else pos[n]
+            layer.sort(key=lambda n: bary[n])
+            for i, n in enumerate(layer):
+                pos[n] = i
+
+    for _ in range(SWEEPS):
+        sweep(g.predecessors)
+        layers.reverse()
+        sweep(g.successors)
+        layers.reverse()
+    for layer in layers:  # siblings of one parent stay together, at their mean position
+        mean: dict = {}
+        for n in layer:
+            mean.setdefault(group_of.get(n, n), []).append(pos[n])
+        layer.sort(key=lambda n: (sum(mean[group_of.get(n, n)]) / len(mean[group_of.get(n, n)]), pos[n]))
+        for i, n in enumerate(layer):
+            pos[n] = i
+
+
+def layout(graph: LineageGraph) -> tuple[list[Box], list[tuple[str, str]], float, float]:
+    """(boxes, edges as (id, id), width, height)."""
+    g = build_digraph(graph)
+    if not g.nodes:
+        return [], [], 0.0, 0.0
+    layer_of = _layers(g)
+    count = max(layer_of.values()) + 1
+    layers: list[list] = [[] for _ in range(count)]
+    for node in sorted(g.nodes, key=lambda n: (n[0], n[1])):
+        layers[layer_of[node]].append(node)
+    group_of = {("job", k): ("group", j.parent) for k, j in graph.jobs.items() if j.parent is not None}
+    _order(g, layers, group_of)
+
+    ids = {}
+    boxes: list[Box] = []
+    x = 20.0
+    height = 0.0
+    for i, layer in enumerate(layers):
+        widths = [label_width(*labels(graph, node[0], node[1])) for node in layer]
+        widest = max(widths, default=0.0)
+        for row, (node, w) in enumerate(zip(layer, widths)):
+            box = Box(f"n{len(boxes)}", node[0], node[1], i, x, 20.0 + row * ROW, w)
+            ids[node] = box.id
+            boxes.append(box)
+            height = max(height, box.y + HEIGHT + 20)
+        x += widest + LAYER_GAP
+    edges = [(ids[a], ids[b]) for a, b in g.edges]
+    return boxes, edges, x, height

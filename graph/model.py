@@ -1,0 +1,181 @@
+"""The lineage graph of a set of OpenLineage events: jobs, datasets, their edges and facets.
+
+A job is `(job namespace, job name)`, a dataset `(namespace, name)`, exactly as the events say
+(a backend merges by these strings too, which is why a split shows as two nodes here). Edges:
+input dataset -> job -> output dataset. A job whose runs carry a `parent` run facet is grouped
+under that parent (planlineage's STATEMENT SET children, Spark's application-level parent); a
+parent that has no datasets of its own is drawn as the group, not as a node.
+
+Facets are merged over all events of a node, later events winning per facet; each job keeps its
+run states (runId, event type, time), event types upper-cased (Gravitino's log sink writes them
+lower-cased).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+JobKey = tuple[str, str]
+DatasetKey = tuple[str, str]
+
+
+@dataclass
+class JobNode:
+    namespace: str
+    name: str
+    producers: set[str] = field(default_factory=set)
+    facets: dict[str, Any] = field(default_factory=dict)
+    runs: list[dict[str, str]] = field(default_factory=list)
+    parent: JobKey | None = None
+    inputs: set[DatasetKey] = field(default_factory=set)
+    outputs: set[DatasetKey] = field(default_factory=set)
+
+    @property
+    def key(self) -> JobKey:
+        return (self.namespace, self.name)
+
+
+@dataclass
+class DatasetNode:
+    namespace: str
+    name: str
+    producers: set[str] = field(default_factory=set)
+    facets: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> DatasetKey:
+        return (self.namespace, self.name)
+
+
+@dataclass
+class LineageGraph:
+    jobs: dict[JobKey, JobNode] = field(default_factory=dict)
+    datasets: dict[DatasetKey, DatasetNode] = field(default_factory=dict)
+    #: groups of datasets that name one physical table (from the doctor), each with its reason
+    splits: list[tuple[list[DatasetKey], str]] = field(default_factory=list)
+
+    def children(self) -> dict[JobKey, list[JobKey]]:
+        groups: dict[JobKey, list[JobKey]] = {}
+        for job in self.jobs.values():
+            if job.parent is not None and job.parent != job.key:
+                groups.setdefault(job.parent, []).append(job.key)
+        return groups
+
+    def group_only(self) -> set[JobKey]:
+        """Parents drawn only as the box around their children (no datasets of their own)."""
+        return {p for p in self.children() if p in self.jobs and not self.jobs[p].inputs and not self.jobs[p].outputs}
+
+    def split_of(self) -> dict[DatasetKey, int]:
+        return {key: i for i, (keys, _) in enumerate(self.splits) for key in keys}
+
+
+def _merge_facets(target: dict[str, Any], facets: Any) -> None:
+    if isinstance(facets, dict):
+        for name, value in facets.items():
+            if value is not None:
+                target[name] = value
+
+
+def _dataset(graph: LineageGraph, raw: Any, producer: str) -> DatasetKey | None:
+    if not isinstance(raw, dict):
+        return None
+    namespace, name = raw.get("namespace"), raw.get("name")
+    if not isinstance(namespace, str) or not isinstance(name, str) or not namespace or not name:
+        return None
+    node = graph.datasets.setdefault((namespace, name), DatasetNode(namespace, name))
+    node.producers.add(producer)
+    _merge_facets(node.facets, raw.get("facets"))
+    _merge_facets(node.facets, raw.get("inputFacets"))
+    _merge_facets(node.facets, raw.get("outputFacets"))
+    return node.key
+
+
+def add_events(graph: LineageGraph, events: Iterable[dict]) -> LineageGraph:
+    for event in events:
+        producer = str(event.get("producer") or "")
+        if isinstance(event.get("dataset"), dict) and not isinstance(event.get("job"), dict):
+            _dataset(graph, event["dataset"], producer)
+            continue
+        job_raw = event.get("job") or {}
+        namespace, name = str(job_raw.get("namespace") or ""), str(job_raw.get("name") or "")
+        if not name:
+            continue
+        job = graph.jobs.setdefault((namespace, name), JobNode(namespace, name))
+        job.producers.add(producer)
+        _merge_facets(job.facets, job_raw.get("facets"))
+        run = event.get("run") or {}
+        run_facets = run.get("facets") or {}
+        parent = (run_facets.get("parent") or {}).get("job") or {}
+        if parent.get("name"):
+            job.parent = (str(parent.get("namespace") or namespace), str(parent["name"]))
+        if event.get("eventType") or run.get("runId"):
+            state = {
+                "runId": str(run.get("runId") or ""),
+                "eventType": str(event.get("eventType") or "").upper(),
+                "eventTime": str(event.get("eventTime") or ""),
+            }
+            if state not in job.runs:
+                job.runs.append(state)
+        for raw in event.get("inputs") or []:
+            key = _dataset(graph, raw, producer)
+            if key:
+                job.inputs.add(key)
+        for raw in event.get("outputs") or []:
+            key = _dataset(graph, raw, producer)
+            if key:
+                job.outputs.add(key)
+    for job in graph.jobs.values():
+        job.runs.sort(key=lambda r: (r["eventTime"], r["runId"]))
+    # a parent seen only through its children's facets still names their group
+    for parent in list(graph.children()):
+        if parent not in graph.jobs:
+            graph.jobs[parent] = JobNode(*parent)
+    return graph
+
+
+def from_events(events: Iterable[dict], splits: Iterable[Any] = ()) -> LineageGraph:
+    """The graph of these events; `splits` are the doctor's Split objects, highlighted."""
+    graph = add_events(LineageGraph(), events)
+    for split in splits:
+        keys = [(d.namespace, d.name) for d in split.datasets if (d.namespace, d.name) in graph.datasets]
+        if len(keys) > 1:
+            graph.splits.append((keys, split.reason))
+    return graph
+
+
+def restrict_to_job(graph: LineageGraph, job_name: str) -> LineageGraph:
+    """The lineage of one job: it (or its STATEMENT SET children), everything upstream and downstream."""
+    starts = {k for k in graph.jobs if k[1] == job_name or k[1].startswith(job_name + ".")}
+    starts |= {c for p, cs in graph.children().items() if p in starts for c in cs}
+    if not starts:
+        raise KeyError(job_name)
+    readers: dict[DatasetKey, set[JobKey]] = {}
+    writers: dict[DatasetKey, set[JobKey]] = {}
+    for job in graph.jobs.values():
+        for d in job.inputs:
+            readers.setdefault(d, set()).add(job.key)
+        for d in job.outputs:
+            writers.setdefault(d, set()).add(job.key)
+    keep: set[JobKey] = set(starts)
+    for direction in ("down", "up"):
+        frontier = list(starts)
+        seen = set(starts)
+        while frontier:
+            job = graph.jobs[frontier.pop()]
+            datasets = job.outputs if direction == "down" else job.inputs
+            for d in datasets:
+                for nxt in (readers if direction == "down" else writers).get(d, ()):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        frontier.append(nxt)
+        keep |= seen
+    parents = {graph.jobs[k].parent for k in keep if graph.jobs[k].parent in graph.jobs}
+    sub = LineageGraph()
+    for key in keep | parents:
+        sub.jobs[key] = graph.jobs[key]
+    used = {d for k in keep for d in (*graph.jobs[k].inputs, *graph.jobs[k].outputs)}
+    sub.datasets = {k: v for k, v in graph.datasets.items() if k in used}
+    sub.splits = [(keys, reason) for keys, reason in graph.splits if len([k for k in keys if k in used]) > 1]
+    return sub

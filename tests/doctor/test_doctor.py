@@ -1,0 +1,283 @@
+"""The doctor on a multi-producer corpus (tests/doctor/data, written by generate.py from the
+producers' own naming): every known split is one group, no distinct tables are joined, the JSON
+shape and exit codes are the documented ones, and recorded runs are read without a write."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from planlineage.cli.main import main
+from planlineage.doctor import UnreadableInput, diagnose
+from planlineage.document import JobLineage, SinkLineage, TableLineage
+from planlineage.emitter.store import Store
+from planlineage.lifecycle import runs
+from planlineage.registry import resolve
+from planlineage.settings import Settings
+
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = [
+    str(DATA / n)
+    for n in ("gravitino_lineage.log", "planlineage_file_transport.jsonl", "dbt_events.json", "custom_emitter.jsonl")
+]
+
+SPLITS = {
+    frozenset(
+        {("kafka://kafka-1.prod:9092", "orders"), ("kafka://kafka-2.prod:9092", "orders")}
+    ): "Kafka broker of the same bootstrap list",
+    frozenset(
+        {
+            ("postgres://Warehouse.Prod:5432", "analytics.public.orders_summary"),
+            ("postgres://warehouse.prod:5432", "analytics.public.orders_summary"),
+        }
+    ): "host case",
+    frozenset(
+        {
+            ("postgres://warehouse.prod:5432", "analytics.enriched_orders"),
+            ("postgres://warehouse.prod:5432", "analytics.public.enriched_orders"),
+        }
+    ): "JDBC schema defaulting",
+    frozenset(
+        {
+            ("postgres://warehouse.prod:5432", "analytics.public.daily_revenue"),
+            ("postgresql://warehouse.prod", "analytics.public.daily_revenue"),
+        }
+    ): "scheme alias",
+    frozenset(
+        {
+            ("postgres://warehouse.prod:5432", "analytics.public.payments"),
+            ("prod_metalake", "pg_catalog.public.payments"),
+        }
+    ): "Gravitino logical name",
+    frozenset({("s3://datalake", "audit/payments"), ("s3a://datalake", "audit/payments")}): "s3/s3a/s3n",
+    frozenset({("s3://datalake", "reports/orders"), ("s3://datalake", "reports/orders/")}): "trailing or leading slash",
+    frozenset(
+        {
+            ("snowflake://xy12345.eu-west-1", "SALES.PUBLIC.ORDERS"),
+            ("snowflake://xy12345.eu-west-1", "sales.public.orders"),
+        }
+    ): "name case",
+}
+
+# Same name on another host, another table on the same host, topic and MySQL name case: never one table.
+DISTINCT = [
+    ("postgres://warehouse.staging:5432", "analytics.public.enriched_orders"),
+    ("postgres://warehouse.prod:5432", "analytics.public.orders_archive"),
+    ("s3://datalake-staging", "reports/orders"),
+    ("kafka://kafka-1.staging:9092", "orders"),
+    ("kafka://kafka-1.prod:9092", "Orders"),
+    ("mysql://mysql.prod:3306", "crm.Customers"),
+    ("mysql://mysql.prod:3306", "crm.customers"),
+    ("hdfs://namenode:8020", "/user/hive/warehouse/sales.db/orders_mirror"),
+]
+
+
+def test_corpus_splits_and_non_splits():
+    report = diagnose(CORPUS)
+    found = {frozenset(d.key for d in s.datasets): s for s in report.splits}
+    assert set(found) == set(SPLITS)
+    for members, reason in SPLITS.items():
+        assert reason in found[members].reason
+        assert found[members].fix
+    in_a_split = {d.key for s in report.splits for d in s.datasets}
+    for key in DISTINCT:
+        assert key in report.datasets, key  # the corpus really holds it
+        assert key not in in_a_split, key
+
+
+def test_producers_and_jobs_per_side():
+    report = diagnose(CORPUS)
+    split = next(s for s in report.splits if "JDBC schema defaulting" in s.reason)
+    sides = {d.name: d for d in split.datasets}
+    assert sides["analytics.enriched_orders"].producers == {"https://github.com/planlineage/planlineage"}
+    assert sides["analytics.enriched_orders"].jobs == {"orders-enrichment"}
+    assert {p.split("/")[-1] for p in sides["analytics.public.enriched_orders"].producers} == {"spark", "dbt"}
+    assert "'table-name'" in split.fix or "Flink table" in split.fix
+    kafka = next(s for s in report.splits if "Kafka" in s.reason)
+    assert 'type = "hostList"' in kafka.fix and "kafka-1.prod" in kafka.fix and "kafka-2.prod" in kafka.fix
+
+
+def test_kafka_brokers_are_joined_only_on_evidence():
+    # Without the planlineage events (whose SQL facet holds the bootstrap list) the two brokers
+    # are just two hosts: no split.
+    report = diagnose([str(DATA / "gravitino_lineage.log")])
+    assert not any("Kafka" in s.reason for s in report.splits)
+    assert ("kafka://kafka-2.prod:9092", "orders") in report.datasets
+
+
+def test_rules_file_resolver_counts(tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[dataset.namespaceResolvers.kafka-prod]\ntype = "hostList"\nhosts = ["kafka-1.prod", "kafka-2.prod"]\nschema = "kafka"\n'
+    )
+    spark = tmp_path / "spark.jsonl"
+    ours = tmp_path / "ours.jsonl"
+    event = json.loads((DATA / "planlineage_file_transport.jsonl").read_text().splitlines()[0])
+    event["job"]["facets"].pop("sql")
+    event["inputs"][0]["namespace"] = "kafka://kafka-prod:9092"  # planlineage applied the resolver
+    ours.write_text(json.dumps(event) + "\n")
+    line = next(x for x in (DATA / "gravitino_lineage.log").read_text().splitlines() if "kafka-2.prod" in x)
+    spark.write_text(line + "\n")
+    assert not diagnose([str(ours), str(spark)]).splits
+    report = diagnose([str(ours), str(spark)], rules=str(rules))
+    assert [sorted(d.namespace for d in s.datasets) for s in report.splits] == [
+        ["kafka://kafka-2.prod:9092", "kafka://kafka-prod:9092"]
+    ]
+    assert "resolver" in report.splits[0].reason
+
+
+def test_json_output_and_exit_codes(capsys):
+    assert main(["doctor", "--events", *CORPUS, "--format", "json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"splits"}
+    assert len(out["splits"]) == len(SPLITS)
+    for split in out["splits"]:
+        assert set(split) == {"datasets", "reason", "fix"}
+        for dataset in split["datasets"]:
+            assert set(dataset) == {"namespace", "name", "producers", "jobs"}
+            assert isinstance(dataset["producers"], list) and isinstance(dataset["jobs"], list)
+    assert main(["doctor", "--events", str(DATA / "dbt_events.json"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"splits": []}
+
+
+@pytest.mark.parametrize("name", ["not_events.log", "missing.jsonl"])
+def test_unreadable_input_exits_2(name, capsys):
+    assert main(["doctor", "--events", str(DATA / name)]) == 2
+    err = capsys.readouterr().err
+    assert str(DATA / name) in err and "Traceback" not in err
+
+
+def test_binary_input_exits_2(tmp_path, capsys):
+    blob = tmp_path / "blob.log"
+    blob.write_bytes(b"\xff\xfe\x00garbage")
+    assert main(["doctor", "--events", str(blob)]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_text_output_names_sides_reason_and_fix(capsys):
+    assert main(["doctor", "--events", *CORPUS]) == 1
+    out = capsys.readouterr().out
+    assert "8 split(s)" in out
+    assert "producers: planlineage   jobs: orders-enrichment" in out
+    assert out.count("fix: ") == 8
+    assert "2 other line(s) skipped" in out  # the log sink's non-event lines
+
+
+def _resolved(table: str, options: dict) -> TableLineage:
+    return TableLineage(table=table, connector=options["connector"], datasets=resolve(options, table=table).datasets)
+
+
+def _statement_set() -> JobLineage:
+    orders = _resolved(
+        "default_catalog.default_database.orders",
+        {
+            "connector": "kafka",
+            "topic": "orders",
+            "properties.bootstrap.servers": "kafka-1.prod:9092,kafka-2.prod:9092",
+        },
+    )
+    pg = _resolved(
+        "default_catalog.default_database.enriched_orders",
+        {
+            "connector": "jdbc",
+            "url": "jdbc:postgresql://warehouse.prod:5432/analytics",
+            "table-name": "enriched_orders",
+            "password": "FAKE-secret-pw",
+        },
+    )
+    archive = _resolved(
+        "default_catalog.default_database.archive",
+        {"connector": "filesystem", "path": "s3a://datalake/archive/orders/"},
+    )
+    sinks = [
+        SinkLineage(table=pg.table, connector="jdbc", datasets=pg.datasets, inputs=[orders]),
+        SinkLineage(table=archive.table, connector="filesystem", datasets=archive.datasets, inputs=[orders]),
+    ]
+    return JobLineage(flink_version="1.20.5", sinks=sinks)
+
+
+@pytest.fixture
+def recorded_state(tmp_path, monkeypatch):
+    for name in list(os.environ):
+        if name.startswith("PLANLINEAGE_"):
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    monkeypatch.setenv("PLANLINEAGE_HOME", str(home))
+    store = Store()
+    settings = Settings(store)
+    settings.set("lineage.transport", "file")
+    settings.set("lineage.file", str(tmp_path / "events.jsonl"))
+    sql = "CREATE TABLE orders (...) WITH ('properties.bootstrap.servers' = 'kafka-1.prod:9092,kafka-2.prod:9092');"
+    run_id = runs.record_submission(store, "app-1", "orders-pipeline", _statement_set(), sql, settings)
+    assert run_id
+    runs.record_state(store, "app-1", "RUNNING")
+    return home
+
+
+def _snapshot(folder: Path) -> dict:
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+
+def test_state_runs_are_read_read_only(recorded_state, capsys):
+    before = _snapshot(recorded_state)
+    spark = str(DATA / "gravitino_lineage.log")
+    assert main(["doctor", "--events", spark, "--state", "--format", "json"]) == 1
+    assert _snapshot(recorded_state) == before  # nothing created, nothing written
+    out = json.loads(capsys.readouterr().out)
+    by_members = {frozenset((d["namespace"], d["name"]) for d in s["datasets"]): s for s in out["splits"]}
+    schema = by_members[
+        frozenset(
+            {
+                ("postgres://warehouse.prod:5432", "analytics.enriched_orders"),
+                ("postgres://warehouse.prod:5432", "analytics.public.enriched_orders"),
+            }
+        )
+    ]
+    ours = next(d for d in schema["datasets"] if d["name"] == "analytics.enriched_orders")
+    # the STATEMENT SET child job that writes it, as the emitter names it
+    assert ours["jobs"] == ["orders-pipeline.default_catalog.default_database.enriched_orders"]
+    assert ours["producers"] == ["https://github.com/planlineage/planlineage"]
+    # the recorded SQL is Kafka evidence: Spark's kafka-2.prod and our kafka-1.prod are one cluster
+    assert frozenset({("kafka://kafka-1.prod:9092", "orders"), ("kafka://kafka-2.prod:9092", "orders")}) in by_members
+    assert "FAKE-secret-pw" not in json.dumps(out)
+
+
+def test_state_without_store_creates_nothing(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "nothing-here"
+    monkeypatch.setenv("PLANLINEAGE_HOME", str(home))
+    assert main(["doctor", "--state"]) == 0
+    assert not home.exists()
+    assert "0 recorded run(s)" in capsys.readouterr().out
+
+
+def test_corrupt_state_is_unreadable_and_left_alone(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "state.db").write_bytes(b"this is not a database" * 100)
+    monkeypatch.setenv("PLANLINEAGE_HOME", str(home))
+    assert main(["doctor", "--state"]) == 2
+    assert "cannot be read" in capsys.readouterr().err
+    assert sorted(p.name for p in home.iterdir()) == ["state.db"]  # not quarantined: read-only
+
+
+def test_sqlite_read_only_really_refuses_writes(recorded_state):
+    from planlineage.doctor.sources import _connect_read_only
+
+    conn = _connect_read_only(recorded_state / "state.db")
+    with pytest.raises(sqlite3.OperationalError):
+        conn.execute("DELETE FROM runs")
+    conn.close()
+
+
+def test_no_input_is_a_usage_error(capsys):
+    assert main(["doctor"]) == 2
+    assert "--events" in capsys.readouterr().err
+
+
+def test_unreadable_raises_for_api_users():
+    with pytest.raises(UnreadableInput):
+        diagnose([str(DATA / "not_events.log")])
