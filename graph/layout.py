@@ -23,6 +23,7 @@ LAYER_GAP = 90  # horizontal gap between layers
 CHAR = 7.3  # glyph width of the 12px monospace name font
 SMALL_CHAR = 6.1  # glyph width of the 10px monospace namespace font
 PAD = 16
+TOP = 40.0  # room above the first row for a STATEMENT SET box's label
 SWEEPS = 4
 
 
@@ -46,7 +47,7 @@ def labels(graph: LineageGraph, kind: str, key: tuple[str, str]) -> tuple[str, s
     from planlineage.doctor.explain import producer_kind
 
     producers = ", ".join(sorted({producer_kind(p) for p in graph.jobs[key].producers if p})) or "unknown producer"
-    return name, f"{namespace} · {producers}"
+    return name, namespace if producers == namespace else f"{namespace} · {producers}"
 
 
 def label_width(name: str, sub: str) -> float:
@@ -132,7 +133,7 @@ def layout(graph: LineageGraph) -> tuple[list[Box], list[tuple[str, str]], float
         widths = [label_width(*labels(graph, node[0], node[1])) for node in layer]
         widest = max(widths, default=0.0)
         for row, (node, w) in enumerate(zip(layer, widths)):
-            box = Box(f"n{len(boxes)}", node[0], node[1], i, x, 20.0 + row * ROW, w)
+            box = Box(f"n{len(boxes)}", node[0], node[1], i, x, TOP + row * ROW, w)
             ids[node] = box.id
             boxes.append(box)
             height = max(height, box.y + HEIGHT + 20)

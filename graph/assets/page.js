@@ -249,7 +249,8 @@
     });
   });
 
-  // The page can be opened on one job (lineage.html#job=NAME) or a node (#node=ID).
+  // The page can be opened on one job (lineage.html#job=NAME), with namespaces collapsed
+  // (#collapse=NS1,NS2), a search (#q=TEXT) or a node's facets (#node=ID).
   const hash = new URLSearchParams(location.hash.slice(1));
   if (hash.get("job")) { jobFilter.value = hash.get("job"); applyFilter(hash.get("job")); }
   if (hash.get("collapse")) hash.get("collapse").split(",").forEach((ns) => {
@@ -257,6 +258,7 @@
     if (box) { box.checked = true; collapsed.add(ns); }
   });
   if (collapsed.size) redraw();
+  if (hash.get("q")) { search.value = hash.get("q"); search.dispatchEvent(new Event("input")); }
   if (hash.get("node")) select(hash.get("node"), true);
   document.documentElement.dataset.ready = "true";
 })();
