@@ -107,7 +107,12 @@ def _order(g: nx.DiGraph, layers: list[list], group_of: dict) -> None:
         mean: dict = {}
         for n in layer:
             mean.setdefault(group_of.get(n, n), []).append(pos[n])
-        layer.sort(key=lambda n: (sum(mean[group_of.get(n, n)]) / len(mean[group_of.get(n, n)]), pos[n]))
+
+        def key(n, mean=mean):
+            group = group_of.get(n, n)
+            return (sum(mean[group]) / len(mean[group]), repr(group), pos[n])  # repr: one group, one run
+
+        layer.sort(key=key)
         for i, n in enumerate(layer):
             pos[n] = i
 

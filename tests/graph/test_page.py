@@ -23,7 +23,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 DATA = Path(__file__).resolve().parent.parent / "doctor" / "data"
-CORPUS = [str(DATA / n) for n in ("gravitino_lineage.log", "planlineage_file_transport.jsonl", "dbt_events.json", "custom_emitter.jsonl")]
+CORPUS = [
+    str(DATA / n)
+    for n in ("gravitino_lineage.log", "planlineage_file_transport.jsonl", "dbt_events.json", "custom_emitter.jsonl")
+]
 
 
 def _names_in_dom(dom: str) -> set[str]:
@@ -112,7 +115,11 @@ def test_search_filter_and_collapse(tmp_path):
 
     run = dump_dom(page, "#collapse=snowflake://xy12345.eu-west-1")
     _assert_clean(run)
-    folded = [i for i, d in data["details"].items() if d.get("namespace") == "snowflake://xy12345.eu-west-1" and d["kind"] == "dataset"]
+    folded = [
+        i
+        for i, d in data["details"].items()
+        if d.get("namespace") == "snowflake://xy12345.eu-west-1" and d["kind"] == "dataset"
+    ]
     assert len(folded) == 3
     assert all("folded" in classes_of(run.dom, i) for i in folded)
     aggregates = [a for i, a in elements_by_id(run.dom).items() if i.startswith("agg")]
@@ -124,9 +131,13 @@ def test_statement_set_children_grouped_under_parent(tmp_path, monkeypatch):
     from planlineage.document import Dataset, JobLineage, SinkLineage, TableLineage
     from planlineage.emitter import events as ev
 
-    src = TableLineage(table="c.d.orders", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name="orders")])
+    src = TableLineage(
+        table="c.d.orders", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name="orders")]
+    )
     sinks = [
-        SinkLineage(table=f"c.d.{t}", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name=t)], inputs=[src])
+        SinkLineage(
+            table=f"c.d.{t}", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name=t)], inputs=[src]
+        )
         for t in ("big_orders", "small_orders", "refunds")
     ]
     built = ev.build_events(
