@@ -10,7 +10,8 @@ Event files are read as JSON lines, whoever wrote them:
 So each line is searched for the first `{` that starts a JSON object that is an OpenLineage
 event; anything else (log lines of other loggers, stack traces, blank lines) is skipped and
 counted. A file that holds no event at all is an error: pointing the doctor at the wrong file
-must not look like "no splits".
+must not look like "no splits". Every event read is scrubbed of secrets (`scrub`) before anything
+else sees it: other producers' events may carry passwords in SQL facets, properties or URLs.
 
 The state store is read strictly read-only (SQLite `mode=ro`, see `_connect_read_only`): the
 doctor may run next to a platform that is submitting jobs, and must never create, migrate or
@@ -47,6 +48,20 @@ def is_event(obj: Any) -> bool:
     return isinstance(obj.get("dataset"), dict) and "eventTime" in obj
 
 
+def scrub(value: Any, key: str = "") -> Any:
+    """An event with every secret masked (registry.secrets): another producer's SQL facet, a
+    namespace with URL credentials or a `password` property must not reach a report or a page."""
+    from planlineage.registry.secrets import MASK, is_secret_key, redact_text
+
+    if isinstance(value, dict):
+        return {k: scrub(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, key) for v in value]
+    if isinstance(value, str) and value:
+        return MASK if key and is_secret_key(key) else redact_text(value)
+    return value
+
+
 def _events_in_line(line: str) -> Iterator[dict]:
     start = line.find("{")
     attempts = 0
@@ -58,7 +73,7 @@ def _events_in_line(line: str) -> Iterator[dict]:
             start = line.find("{", start + 1)
             continue
         if is_event(obj):
-            yield obj
+            yield scrub(obj)
         return
 
 
@@ -70,7 +85,7 @@ def _events_in_document(text: str) -> list[dict]:
             data = json.loads(stripped)
         except ValueError:
             return []
-        return [e for e in data if is_event(e)] if isinstance(data, list) else []
+        return [scrub(e) for e in data if is_event(e)] if isinstance(data, list) else []
     found, pos = [], 0
     while True:
         pos = stripped.find("{", pos)
@@ -81,7 +96,7 @@ def _events_in_document(text: str) -> list[dict]:
         except ValueError:
             return found
         if is_event(obj):
-            found.append(obj)
+            found.append(scrub(obj))
         pos = end
 
 
@@ -93,8 +108,19 @@ class FileEvents:
 
 
 def read_event_file(path: str) -> FileEvents:
+    """The events of one file, read line by line (a log sink file can be large)."""
+    result = FileEvents(path)
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="strict")
+        with open(path, encoding="utf-8", errors="strict") as handle:
+            for line in handle:
+                found = list(_events_in_line(line))
+                if found:
+                    result.events.extend(found)
+                elif line.strip():
+                    result.skipped_lines += 1
+        if not result.events:  # not JSON lines: one JSON array, or pretty-printed events
+            result.events = _events_in_document(Path(path).read_text(encoding="utf-8"))
+            result.skipped_lines = 0 if result.events else result.skipped_lines
     except FileNotFoundError:
         raise UnreadableInput(f"{path}: no such file; pass a file of OpenLineage events (JSON lines)") from None
     except IsADirectoryError:
@@ -103,16 +129,6 @@ def read_event_file(path: str) -> FileEvents:
         raise UnreadableInput(f"{path} is not UTF-8 text; OpenLineage events are JSON lines") from None
     except OSError as error:
         raise UnreadableInput(f"cannot read {path}: {error.strerror or error}") from None
-    result = FileEvents(path)
-    for line in text.splitlines():
-        found = list(_events_in_line(line))
-        if found:
-            result.events.extend(found)
-        elif line.strip():
-            result.skipped_lines += 1
-    if not result.events:
-        result.events = _events_in_document(text)
-        result.skipped_lines = 0 if result.events else result.skipped_lines
     if not result.events:
         raise UnreadableInput(
             f"{path} holds no OpenLineage event ({result.skipped_lines} non-event line(s)); expected JSON "

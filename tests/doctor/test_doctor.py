@@ -281,3 +281,23 @@ def test_no_input_is_a_usage_error(capsys):
 def test_unreadable_raises_for_api_users():
     with pytest.raises(UnreadableInput):
         diagnose([str(DATA / "not_events.log")])
+
+
+def test_secrets_of_other_producers_never_reach_a_report_or_page(tmp_path, capsys):
+    event = {
+        "eventType": "START", "eventTime": "2026-11-30T10:00:00Z", "producer": "https://example.test/etl",
+        "run": {"runId": "01890000-0000-7000-8000-000000000002", "facets": {"spark_properties": {"properties": {"spark.jdbc.password": "FAKE-prop-pw-77"}}}},
+        "job": {"namespace": "etl", "name": "copy", "facets": {"sql": {"query": "CREATE TABLE t WITH ('password' = 'FAKE-sql-pw-42')"}}},
+        "inputs": [{"namespace": "postgres://etl:FAKE-url-pw-13@warehouse.prod:5432", "name": "analytics.public.orders"}],
+        "outputs": [{"namespace": "s3://datalake", "name": "copy"}],
+    }  # fmt: skip
+    events = tmp_path / "secret.jsonl"
+    events.write_text(json.dumps(event) + "\n")
+    page = tmp_path / "page.html"
+    assert main(["doctor", "--events", str(events), "--format", "json"]) == 0
+    assert main(["graph", "--events", str(events), "--out", str(page)]) == 0
+    assert main(["graph", "--events", str(events), "--format", "dot"]) == 0
+    everything = capsys.readouterr().out + page.read_text()
+    for secret in ("FAKE-prop-pw-77", "FAKE-sql-pw-42", "FAKE-url-pw-13"):
+        assert secret not in everything
+    assert "warehouse.prod:5432" in everything  # the address itself stays readable
