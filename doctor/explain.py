@@ -13,7 +13,13 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from planlineage.registry.canonical import canonical_address, preferred_case, scheme_of, with_default_schema
+from planlineage.registry.canonical import (
+    JDBC_SCHEMES,
+    canonical_address,
+    preferred_case,
+    scheme_of,
+    with_default_schema,
+)
 
 if TYPE_CHECKING:
     from .splits import DatasetSeen, KafkaClusters
@@ -83,7 +89,7 @@ def _spelling_reasons(members: list[DatasetSeen]) -> list[str]:
     if None in ports and len(ports) > 1 and len(hosts) <= 1:
         default = sorted(p for p in ports if p is not None)[0]
         reasons.append(f"default port: one side leaves out :{default}, the default the JDBC rule adds")
-    if any(path.strip("/") for _, _, path in parsed) and scheme_of(members[0].namespace) not in ("s3", "gs", "hdfs"):
+    if any(path.strip("/") and scheme_of(m.namespace) in JDBC_SCHEMES for m, (_, _, path) in zip(members, parsed)):
         reasons.append("JDBC database written in the namespace instead of the name")
     names = {m.name for m in members}
     if len(names) > 1 and len({n.strip("/") for n in names}) == 1:
@@ -198,7 +204,8 @@ def explain(members: list[DatasetSeen], labels: list[str], clusters: KafkaCluste
         else:
             reasons.append("logical table name vs physical location, joined by a symlink facet")
             fixes.append("report the table under one name in every producer; a symlink does not merge nodes")
-    if deviating and not fixes or ({"spelling", "default schema", "name case"} & set(labels)):
+    # the spelling steps, or nothing else said what to change: one line per side to fix
+    if (deviating and not fixes) or ({"spelling", "default schema", "name case"} & set(labels)):
         for m in deviating:
             if "://" not in m.namespace and "symlink" in labels:
                 continue

@@ -86,7 +86,8 @@ def _events_in_document(text: str) -> list[dict]:
         except ValueError:
             return []
         return [scrub(e) for e in data if is_event(e)] if isinstance(data, list) else []
-    found, pos = [], 0
+    found: list[dict] = []
+    pos = 0
     while True:
         pos = stripped.find("{", pos)
         if pos < 0:

@@ -212,11 +212,11 @@ def find_splits(
     keys = {k: steps.key(*k) for k in seen}
     find, union = _union_find(seen)
     by_key: dict[tuple[str, str], tuple[str, str]] = {}
-    for dataset, key in keys.items():
+    for address, key in keys.items():
         if key in by_key:
-            union(dataset, by_key[key])
+            union(address, by_key[key])
         else:
-            by_key[key] = dataset
+            by_key[key] = address
     linked: set[tuple[str, str]] = set()
     for dataset in seen.values():
         for ns, name, _type in dataset.symlinks:

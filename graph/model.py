@@ -171,7 +171,7 @@ def restrict_to_job(graph: LineageGraph, job_name: str) -> LineageGraph:
                         seen.add(nxt)
                         frontier.append(nxt)
         keep |= seen
-    parents = {graph.jobs[k].parent for k in keep if graph.jobs[k].parent in graph.jobs}
+    parents = {p for k in keep if (p := graph.jobs[k].parent) is not None and p in graph.jobs}
     sub = LineageGraph()
     for key in keep | parents:
         sub.jobs[key] = graph.jobs[key]

@@ -183,8 +183,16 @@
     redraw();
     return true;
   }
-  jobFilter.addEventListener("change", () => { applyFilter(jobFilter.value.trim()); });
-  document.getElementById("clear-filter").addEventListener("click", () => { jobFilter.value = ""; applyFilter(""); });
+  jobFilter.addEventListener("change", () => {
+    const known = applyFilter(jobFilter.value.trim());
+    jobFilter.classList.toggle("invalid", !known);
+    jobFilter.title = known ? "" : "no job of that name";
+  });
+  document.getElementById("clear-filter").addEventListener("click", () => {
+    jobFilter.value = "";
+    jobFilter.classList.remove("invalid");
+    applyFilter("");
+  });
 
   // -- collapse by namespace ------------------------------------------------------------------
   const collapsed = new Set();

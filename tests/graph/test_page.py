@@ -190,7 +190,7 @@ def test_thousand_job_page_in_browser(tmp_path):
     page.write_text(render_html(graph))
     rendered = time.perf_counter() - start
     start = time.perf_counter()
-    run = dump_dom(page, "#job=job_00900")
+    run = dump_dom(page, "#job=job_00900&collapse=s3://datalake")
     loaded = time.perf_counter() - start
     print(f"1000 jobs: python {rendered:.2f} s, chromium {loaded:.2f} s")
     assert rendered < 30 and loaded < 60
@@ -198,3 +198,44 @@ def test_thousand_job_page_in_browser(tmp_path):
     names = _names_in_dom(run.dom)
     missing = [n for _, n in [*graph.jobs, *graph.datasets] if n not in names]
     assert not missing, missing[:5]
+    ids = elements_by_id(run.dom)
+    assert any(i.startswith("agg") for i in ids)  # s3://datalake collapsed on the filtered page
+    hidden = [i for i, a in ids.items() if "hidden" in (a.get("class") or "").split()]
+    assert 0 < len(hidden) < len(graph.jobs) + len(graph.datasets)
+
+
+def test_column_lineage_in_the_panel(tmp_path):
+    from planlineage.document import (
+        Column,
+        ColumnInput,
+        ColumnTransformation,
+        Dataset,
+        JobLineage,
+        SinkLineage,
+        TableLineage,
+    )
+    from planlineage.emitter import events as ev
+
+    orders = TableLineage(
+        table="c.d.orders", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name="orders")],
+        schema=[Column(name="amount", type="DOUBLE"), Column(name="user_id", type="BIGINT")],
+    )  # fmt: skip
+    sink = SinkLineage(
+        table="c.d.totals", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name="totals")],
+        schema=[Column(name="total", type="DOUBLE")], inputs=[orders],
+        columns={"total": [ColumnInput(table="c.d.orders", column="amount", transformations=[ColumnTransformation(type="DIRECT", subtype="AGGREGATION")])]},
+    )  # fmt: skip
+    built = ev.build_events(
+        JobLineage(flink_version="1.20.5", sinks=[sink]), job_name="totals", job_namespace="planlineage",
+        run_id=ev.new_run_id(), event_type="START",
+    )  # fmt: skip
+    graph = from_events([ev.to_dict(e) for e in built])
+    page = tmp_path / "columns.html"
+    page.write_text(render_html(graph))
+    _, data, _ = render_svg(graph)
+    totals = next(i for i, d in data["details"].items() if d["name"] == "totals" and d["kind"] == "dataset")
+    run = dump_dom(page, f"#node={totals}")
+    _assert_clean(run)
+    texts = [t for _, _, t in element_texts(run.dom[run.dom.index('id="details"') :])]
+    assert "column lineage" in texts
+    assert "kafka://k:9092 orders .amount" in texts and "DIRECT/AGGREGATION" in texts
