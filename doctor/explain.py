@@ -10,6 +10,7 @@ table option, a rules-file line), because that is where a platform team can act.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -22,6 +23,8 @@ from planlineage.registry.canonical import (
 )
 
 if TYPE_CHECKING:
+    from planlineage.registry.resolvers import NamespaceResolver
+
     from .splits import DatasetSeen, KafkaClusters
 
 PLANLINEAGE_PRODUCER = "https://github.com/planlineage/planlineage"
@@ -170,7 +173,42 @@ def _gravitino_fix(logical: list[DatasetSeen], physical: list[DatasetSeen]) -> s
     )
 
 
-def explain(members: list[DatasetSeen], labels: list[str], clusters: KafkaClusters) -> tuple[str, str]:
+def _resolver_fix(members: list[DatasetSeen], resolvers: Sequence[NamespaceResolver]) -> tuple[str, str]:
+    """The resolver that joined the group, and its flat properties for the listeners not using it."""
+    for resolver in resolvers:
+        raw = [m for m in members if resolver.resolve(m.namespace) != m.namespace]
+        if not raw:
+            continue
+        prefix = f"spark.openlineage.dataset.namespaceResolvers.{resolver.name}"
+        kind = {"HostListResolver": "hostList", "PatternResolver": "pattern", "PatternGroupResolver": "patternGroup"}
+        settings = [f"{prefix}.type={kind.get(type(resolver).__name__, type(resolver).__name__)}"]
+        if getattr(resolver, "hosts", None):
+            settings.append(f"{prefix}.hosts=[{';'.join(resolver.hosts)}]")
+        if getattr(resolver, "regex", None) is not None:
+            settings.append(f"{prefix}.regex={resolver.regex.pattern}")
+        if getattr(resolver, "matching_group", None):
+            settings.append(f"{prefix}.matchingGroup={resolver.matching_group}")
+        if getattr(resolver, "schema", None):
+            settings.append(f"{prefix}.schema={resolver.schema}")
+        sides = "; ".join(_side(m) for m in raw)
+        reason = f"namespace resolver `{resolver.name}` of the rules file joins them, but {sides}"
+        fix = (
+            f"give the producers that write the raw address the same resolver: `{'`, `'.join(settings)}` "
+            "(Flink: the same keys without the `spark.` prefix)"
+        )
+        return reason, fix
+    return (
+        "a namespace resolver of the rules file joins them, but not every producer applies it",
+        "give every openlineage-java producer the rules file's namespace resolvers",
+    )
+
+
+def explain(
+    members: list[DatasetSeen],
+    labels: list[str],
+    clusters: KafkaClusters,
+    resolvers: Sequence[NamespaceResolver] = (),
+) -> tuple[str, str]:
     reasons: list[str] = []
     fixes: list[str] = []
     target = _target(members)
@@ -180,8 +218,9 @@ def explain(members: list[DatasetSeen], labels: list[str], clusters: KafkaCluste
         reasons.append(f"Kafka broker of the same bootstrap list: {brokers} are one cluster")
         fixes.append(_kafka_fix(members, clusters))
     if "resolver" in labels:
-        reasons.append("a namespace resolver of the rules file joins them, but not every producer applies it")
-        fixes.append("give every openlineage-java producer the rules file's namespace resolvers")
+        reason, fix = _resolver_fix(members, resolvers)
+        reasons.append(reason)
+        fixes.append(fix)
     if "spelling" in labels:
         reasons.extend(_spelling_reasons([m for m in members if "://" in m.namespace] or members))
     if "default schema" in labels:

@@ -187,8 +187,8 @@ def read_state(store_path: Path | None = None) -> StateRuns:
             conn.close()
     except sqlite3.DatabaseError as error:
         raise UnreadableInput(
-            f"state database {path} cannot be read ({error}); `planlineage settings list` reports and "
-            "repairs a corrupt store"
+            f"state database {path} cannot be read ({error}); the doctor only reads it: the next lifecycle "
+            "command that uses it (e.g. `planlineage flush`) moves a corrupt store aside and starts a fresh one"
         ) from None
     from planlineage.settings import Settings
 

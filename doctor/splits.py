@@ -235,7 +235,7 @@ def find_splits(
         labels = _joining_steps(members, steps)
         if any(m.key in linked for m in members):
             labels.append("symlink")
-        reason, fix = explain(members, labels, steps.clusters)
+        reason, fix = explain(members, labels, steps.clusters, steps.resolvers)
         splits.append(Split(members, reason, fix))
     splits.sort(key=lambda s: (s.datasets[0].namespace, s.datasets[0].name))
     return splits

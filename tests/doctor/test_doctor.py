@@ -127,7 +127,12 @@ def test_rules_file_resolver_counts(tmp_path):
     assert [sorted(d.namespace for d in s.datasets) for s in report.splits] == [
         ["kafka://kafka-2.prod:9092", "kafka://kafka-prod:9092"]
     ]
-    assert "resolver" in report.splits[0].reason
+    assert "resolver `kafka-prod`" in report.splits[0].reason
+    assert "spark.openlineage.dataset.namespaceResolvers.kafka-prod.type=hostList" in report.splits[0].fix
+    assert (
+        "spark.openlineage.dataset.namespaceResolvers.kafka-prod.hosts=[kafka-1.prod;kafka-2.prod]"
+        in report.splits[0].fix
+    )
 
 
 def test_json_output_and_exit_codes(capsys):
