@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     t2 = time.perf_counter()
     page = render_html(graph)  # lays out again: the figure below is the whole page
     t3 = time.perf_counter()
-    print(f"{len(graph.jobs)} jobs, {len(graph.datasets)} datasets, {len(events)} events")
+    parents = len(graph.group_only())
+    print(f"{len(graph.jobs) - parents} jobs (+{parents} STATEMENT SET parents), {len(graph.datasets)} datasets")
     print(f"events -> graph  {t1 - t0:7.3f} s")
     print(f"layout           {t2 - t1:7.3f} s")
     print(f"html (+layout)   {t3 - t2:7.3f} s   {len(page) / 1e6:.1f} MB")

@@ -24,6 +24,7 @@ CHAR = 7.3  # glyph width of the 12px monospace name font
 SMALL_CHAR = 6.1  # glyph width of the 10px monospace namespace font
 PAD = 16
 TOP = 40.0  # room above the first row for a STATEMENT SET box's label
+GROUP_GAP = 26.0  # extra room where a STATEMENT SET box starts or ends within a layer
 SWEEPS = 4
 
 
@@ -137,11 +138,18 @@ def layout(graph: LineageGraph) -> tuple[list[Box], list[tuple[str, str]], float
     for i, layer in enumerate(layers):
         widths = [label_width(*labels(graph, node[0], node[1])) for node in layer]
         widest = max(widths, default=0.0)
+        y = TOP
+        previous = None
         for row, (node, w) in enumerate(zip(layer, widths)):
-            box = Box(f"n{len(boxes)}", node[0], node[1], i, x, TOP + row * ROW, w)
+            group = group_of.get(node)
+            if row and group != previous:
+                y += GROUP_GAP  # room for a STATEMENT SET box's border and label
+            box = Box(f"n{len(boxes)}", node[0], node[1], i, x, y, w)
             ids[node] = box.id
             boxes.append(box)
             height = max(height, box.y + HEIGHT + 20)
+            y += ROW
+            previous = group
         x += widest + LAYER_GAP
     edges = [(ids[a], ids[b]) for a, b in g.edges]
     return boxes, edges, x, height
