@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from planlineage.registry.canonical import (
     JDBC_SCHEMES,
     canonical_address,
+    is_logical,
     preferred_case,
     scheme_of,
     with_default_schema,
@@ -56,7 +57,7 @@ def _side(dataset: DatasetSeen) -> str:
 
 def _target(members: list[DatasetSeen]) -> tuple[str, str]:
     """The spelling every producer should write: the OpenLineage one of the group."""
-    physical = [m for m in members if "://" in m.namespace or m.namespace in ("file", "bigquery")]
+    physical = [m for m in members if not is_logical(m.namespace)]
     pool = physical or members
     canonical = [canonical_address(m.namespace, m.name) for m in pool]
     full = [(ns, with_default_schema(ns, n)) for ns, n in canonical]
@@ -233,12 +234,13 @@ def explain(
     if "name case" in labels:
         reasons.append("name case: " + " vs ".join(sorted({f"`{m.name}`" for m in members})))
     if "symlink" in labels:
-        logical = [m for m in members if m.symlinks and "://" not in m.namespace]
+        logical = [m for m in members if is_logical(m.namespace)]
         if logical:
-            reasons.append(
-                f"Gravitino logical name (metalake `{logical[0].namespace}`) vs the physical address "
-                "it keeps as a symlink"
-            )
+            if logical[0].symlinks:
+                how = "it keeps as a symlink"
+            else:
+                how = f"whose TABLE symlink names the same catalog table `{logical[0].name}`"
+            reasons.append(f"Gravitino logical name (metalake `{logical[0].namespace}`) vs the physical address {how}")
             fixes.append(_gravitino_fix(logical, [m for m in members if m not in logical]))
         else:
             reasons.append("logical table name vs physical location, joined by a symlink facet")

@@ -15,7 +15,10 @@ table. The steps only ever join what is provably the same table:
    scheme aliases, host case, default ports, s3a/s3n, trailing `/`, a database in the namespace.
 4. `default schema`, 5. `name case` — `registry.canonical.equivalent_name`, per database.
 6. `symlink` — a dataset whose `symlinks` facet points at another dataset's address (Gravitino's
-   logical `metalake` / `catalog.schema.table` naming, a Hive table over its location).
+   logical `metalake` / `catalog.schema.table` naming, a Hive table over its location), or whose
+   TABLE symlink names a Flink table of a real catalog that a logical dataset names (Gravitino's
+   Spark plugin reports `metalake` / `catalog.schema.table`, planlineage the physical address
+   with the Flink table `catalog.schema.table` as its symlink).
 
 A group is a split when it holds more than one distinct `(namespace, name)`. Its reason lists
 the steps that joined it (a step counts when it reduced the number of distinct spellings).
@@ -27,7 +30,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from planlineage.registry.canonical import canonical_address, equivalent_name, with_default_schema
+from planlineage.registry.canonical import canonical_address, equivalent_name, is_logical, with_default_schema
 from planlineage.registry.resolvers import NamespaceResolver, resolve_namespace
 
 from .explain import explain
@@ -218,9 +221,12 @@ def find_splits(
         else:
             by_key[key] = address
     linked: set[tuple[str, str]] = set()
+    logical = {k[1]: k for k in seen if is_logical(k[0])}
     for dataset in seen.values():
-        for ns, name, _type in dataset.symlinks:
+        for ns, name, link_type in dataset.symlinks:
             target = by_key.get(steps.key(ns, name))
+            if target is None and link_type.upper() == "TABLE":
+                target = logical.get(_catalog_table(name) or "")
             if target is not None and find(target) != find(dataset.key):
                 union(target, dataset.key)
                 linked.update({target, dataset.key})
@@ -239,6 +245,17 @@ def find_splits(
         splits.append(Split(members, reason, fix))
     splits.sort(key=lambda s: (s.datasets[0].namespace, s.datasets[0].name))
     return splits
+
+
+def _catalog_table(name: str) -> str | None:
+    """A Flink table identifier of a real catalog (`catalog.db.table`), as planlineage's TABLE
+    symlink names it: with Gravitino's Flink connector, the catalog is the Gravitino catalog, so
+    the identifier is the logical name Gravitino's Spark plugin reports. Flink's built-in
+    `default_catalog` names no Gravitino table."""
+    parts = name.split(".")
+    if len(parts) != 3 or not all(parts) or parts[0] == "default_catalog":
+        return None
+    return name
 
 
 def _joining_steps(members: list[DatasetSeen], steps: Steps) -> list[str]:

@@ -65,6 +65,15 @@ CASE_INSENSITIVE_SCHEMES = frozenset(
 UPPER_CASE_SCHEMES = frozenset({"oracle", "db2", "snowflake"})
 
 
+#: Namespaces that are no URL but still name a physical store.
+PHYSICAL_WITHOUT_SCHEME = frozenset({"file", "bigquery"})
+
+
+def is_logical(namespace: str) -> bool:
+    """A namespace that names no store, only a catalog (Gravitino's profile: the metalake)."""
+    return "://" not in namespace and ":" not in namespace and namespace not in PHYSICAL_WITHOUT_SCHEME
+
+
 def scheme_of(namespace: str) -> str:
     """The scheme of a namespace (`postgres://h:5432` -> `postgres`, `file` -> `file`), lower-cased."""
     head = namespace.split("://", 1)[0] if "://" in namespace else namespace.split(":", 1)[0]

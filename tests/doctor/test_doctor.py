@@ -54,6 +54,9 @@ SPLITS = {
         }
     ): "Gravitino logical name",
     frozenset({("s3://datalake", "audit/payments"), ("s3a://datalake", "audit/payments")}): "s3/s3a/s3n",
+    frozenset(
+        {("postgres://warehouse.prod:5432", "analytics.public.refunds"), ("prod_metalake", "pg_catalog.public.refunds")}
+    ): "Gravitino logical name",
     frozenset({("s3://datalake", "reports/orders"), ("s3://datalake", "reports/orders/")}): "trailing or leading slash",
     frozenset(
         {
@@ -73,6 +76,9 @@ DISTINCT = [
     ("mysql://mysql.prod:3306", "crm.Customers"),
     ("mysql://mysql.prod:3306", "crm.customers"),
     ("hdfs://namenode:8020", "/user/hive/warehouse/sales.db/orders_mirror"),
+    ("prod_metalake", "pg_catalog.public.refunds_daily"),
+    # a TABLE symlink of Flink's default_catalog names no Gravitino table
+    ("kafka://kafka-1.prod:9092", "sessions"),
 ]
 
 
@@ -166,9 +172,9 @@ def test_binary_input_exits_2(tmp_path, capsys):
 def test_text_output_names_sides_reason_and_fix(capsys):
     assert main(["doctor", "--events", *CORPUS]) == 1
     out = capsys.readouterr().out
-    assert "8 split(s)" in out
+    assert "9 split(s)" in out
     assert "producers: planlineage   jobs: orders-enrichment" in out
-    assert out.count("fix: ") == 8
+    assert out.count("fix: ") == 9
     assert "2 other line(s) skipped" in out  # the log sink's non-event lines
 
 

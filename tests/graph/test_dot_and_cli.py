@@ -59,7 +59,7 @@ def test_graph_dot_marks_splits(capsys):
     assert main(["graph", "--events", *CORPUS, "--format", "dot"]) == 0
     text = capsys.readouterr().out
     _check_dot_syntax(text)
-    assert text.count('label="split"') == 8
+    assert text.count('label="split"') == 9
     assert '"reports/orders/\\ns3://datalake", color="#d93025"' in text
 
 

@@ -119,6 +119,25 @@ def planlineage_events():
             ORDERS_SQL,
             "FLINK",
         ),
+        # a Flink table of a Gravitino JDBC catalog (Gravitino's Flink connector): planlineage names the
+        # physical table, its TABLE symlink the Flink table `catalog.database.table`
+        event(
+            PLANLINEAGE,
+            "planlineage",
+            "refunds-sync",
+            [ds("kafka://kafka-1.prod:9092", "refunds", producer=PLANLINEAGE)],
+            [
+                ds(
+                    "postgres://warehouse.prod:5432",
+                    "analytics.public.refunds",
+                    [("postgres://warehouse.prod:5432", "pg_catalog.public.refunds", "TABLE")],
+                    producer=PLANLINEAGE,
+                )
+            ],
+            "RUNNING",
+            None,
+            "FLINK",
+        ),
         # a Gravitino-profile deployment of planlineage: logical name, physical LOCATION symlink
         event(
             PLANLINEAGE,
@@ -171,6 +190,14 @@ def spark_events():
             "payments_audit.execute_save_into_data_source_command",
             [ds("postgres://warehouse.prod:5432", "analytics.public.payments")],
             [ds("s3://datalake", "audit/payments")],
+        ),
+        # Gravitino's OpenLineage Spark plugin: metalake + catalog.schema.table, no symlink
+        event(
+            SPARK,
+            "spark_jobs",
+            "refunds_report.execute_save_into_data_source_command",
+            [ds("prod_metalake", "pg_catalog.public.refunds")],
+            [ds("prod_metalake", "pg_catalog.public.refunds_daily")],
         ),
         # non-splits: another host, another table, another bucket
         event(
