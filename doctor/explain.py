@@ -186,7 +186,8 @@ def _resolver_fix(members: list[DatasetSeen], resolvers: Sequence[NamespaceResol
         if getattr(resolver, "hosts", None):
             settings.append(f"{prefix}.hosts=[{';'.join(resolver.hosts)}]")
         if getattr(resolver, "regex", None) is not None:
-            settings.append(f"{prefix}.regex={resolver.regex.pattern}")
+            java_regex = resolver.regex.pattern.replace("(?P<", "(?<")  # back to Java's group syntax
+            settings.append(f"{prefix}.regex={java_regex}")
         if getattr(resolver, "matching_group", None):
             settings.append(f"{prefix}.matchingGroup={resolver.matching_group}")
         if getattr(resolver, "schema", None):
