@@ -5,7 +5,6 @@ the facet panel work. Screenshots are kept under pytest's tmp dir (their paths a
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -179,7 +178,6 @@ def test_hostile_names_stay_text(tmp_path):
     assert "<img" not in run.dom.replace("&lt;img", "")
 
 
-@pytest.mark.skipif(os.environ.get("PLANLINEAGE_SKIP_BIG_PAGE") == "1", reason="big page turned off")
 def test_thousand_job_page_in_browser(tmp_path):
     from graph_render import synthetic_events
 
