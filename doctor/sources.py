@@ -22,12 +22,13 @@ with the run's last state as the event type.
 
 from __future__ import annotations
 
+import gzip
 import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 _DECODER = json.JSONDecoder()
 #: Attempts per line to find the JSON object after a prefix (a log line can hold many `{`).
@@ -108,11 +109,21 @@ class FileEvents:
     skipped_lines: int = 0
 
 
+def _open_text(path: str) -> IO[str]:
+    """The file as text; gzip-compressed when it starts with gzip's magic bytes (Gravitino's log
+    sink rolls `gravitino_lineage.log` into `gravitino_lineage_<date>.log.gz`)."""
+    with open(path, "rb") as probe:
+        compressed = probe.read(2) == b"\x1f\x8b"
+    if compressed:
+        return gzip.open(path, "rt", encoding="utf-8", errors="strict")
+    return open(path, encoding="utf-8", errors="strict")
+
+
 def read_event_file(path: str) -> FileEvents:
     """The events of one file, read line by line (a log sink file can be large)."""
     result = FileEvents(path)
     try:
-        with open(path, encoding="utf-8", errors="strict") as handle:
+        with _open_text(path) as handle:
             for line in handle:
                 found = list(_events_in_line(line))
                 if found:
@@ -120,12 +131,15 @@ def read_event_file(path: str) -> FileEvents:
                 elif line.strip():
                     result.skipped_lines += 1
         if not result.events:  # not JSON lines: one JSON array, or pretty-printed events
-            result.events = _events_in_document(Path(path).read_text(encoding="utf-8"))
+            with _open_text(path) as handle:
+                result.events = _events_in_document(handle.read())
             result.skipped_lines = 0 if result.events else result.skipped_lines
     except FileNotFoundError:
         raise UnreadableInput(f"{path}: no such file; pass a file of OpenLineage events (JSON lines)") from None
     except IsADirectoryError:
         raise UnreadableInput(f"{path} is a folder; pass the event files inside it") from None
+    except (gzip.BadGzipFile, EOFError):
+        raise UnreadableInput(f"{path} is a damaged gzip file; pass the rolled log whole, or unpacked") from None
     except UnicodeDecodeError:
         raise UnreadableInput(f"{path} is not UTF-8 text; OpenLineage events are JSON lines") from None
     except OSError as error:

@@ -312,3 +312,18 @@ def test_secrets_of_other_producers_never_reach_a_report_or_page(tmp_path, capsy
     for secret in ("FAKE-prop-pw-77", "FAKE-sql-pw-42", "FAKE-url-pw-13"):
         assert secret not in everything
     assert "warehouse.prod:5432" in everything  # the address itself stays readable
+
+
+def test_rolled_gzip_log_is_read(tmp_path):
+    import gzip
+
+    rolled = tmp_path / "gravitino_lineage_20261130.log.gz"
+    rolled.write_bytes(gzip.compress((DATA / "gravitino_lineage.log").read_bytes()))
+    plain = diagnose([str(DATA / "gravitino_lineage.log")])
+    packed = diagnose([str(rolled)])
+    assert len(packed.events) == len(plain.events) == 9
+    assert [s.to_json() for s in packed.splits] == [s.to_json() for s in plain.splits]
+    broken = tmp_path / "broken.log.gz"
+    broken.write_bytes(gzip.compress(b"x" * 1000)[:20])
+    with pytest.raises(UnreadableInput, match="damaged gzip"):
+        diagnose([str(broken)])
