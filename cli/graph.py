@@ -40,6 +40,9 @@ def cmd_graph(args) -> int:
     except KeyError:
         print(f"planlineage graph: no job named {args.job!r} (nor a STATEMENT SET of that name).", file=sys.stderr)
         return EXIT_FAILED
+    if not graph.jobs and not graph.datasets:
+        print("planlineage graph: nothing to draw: the inputs hold no job and no dataset.", file=sys.stderr)
+        return EXIT_FAILED
     text = render_html(graph) if args.format == "html" else render_dot(graph)
     if not args.out:
         sys.stdout.write(text)

@@ -63,7 +63,7 @@ def test_graph_dot_marks_splits(capsys):
     assert '"reports/orders/\\ns3://datalake", color="#d93025"' in text
 
 
-def test_graph_job_filter_and_errors(tmp_path, capsys):
+def test_graph_job_filter_and_errors(tmp_path, capsys, monkeypatch):
     out = tmp_path / "one.html"
     assert main(["graph", "--events", *CORPUS, "--job", "orders-enrichment", "--out", str(out)]) == 0
     page = out.read_text()
@@ -77,6 +77,11 @@ def test_graph_job_filter_and_errors(tmp_path, capsys):
     assert "--out" in capsys.readouterr().err
     assert main(["graph", "--events", str(DATA / "not_events.log"), "--out", str(out)]) == 2
     assert main(["graph", "--out", str(out)]) == 2
+    capsys.readouterr()
+    monkeypatch.setenv("PLANLINEAGE_HOME", str(tmp_path / "no-home"))
+    assert main(["graph", "--state", "--out", str(out)]) == 2  # no recorded run: nothing to draw
+    assert "nothing to draw" in capsys.readouterr().err
+    assert not (tmp_path / "no-home").exists()
 
 
 def test_job_filter_keeps_upstream_and_downstream(tmp_path):
