@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from planlineage.registry.canonical import (
     JDBC_SCHEMES,
     canonical_address,
+    fold_host_case,
     is_logical,
     preferred_case,
     scheme_of,
@@ -62,10 +63,10 @@ def _target(members: list[DatasetSeen]) -> tuple[str, str]:
     canonical = [canonical_address(m.namespace, m.name) for m in pool]
     full = [(ns, with_default_schema(ns, n)) for ns, n in canonical]
     written = [s for s in full if any(m.key == s for m in pool)]  # prefer a spelling already in use
-    for spelled in written:
-        if spelled[1] == preferred_case(spelled[0], spelled[1]):
-            return spelled
-    return written[0] if written else full[0]
+    if not written:
+        return full[0]
+    # of those, the one in the case the store keeps names and hosts in
+    return min(written, key=lambda s: (s[1] != preferred_case(*s), s[0] != fold_host_case(s[0])))
 
 
 def _host_port(namespace: str) -> tuple[str | None, int | None, str]:

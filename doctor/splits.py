@@ -12,7 +12,8 @@ table. The steps only ever join what is provably the same table:
 2. `resolver` — the rules file's namespace resolvers (the registry's own code), which planlineage
    applies to its names; a producer not configured alike still writes the raw host.
 3. `spelling` — the address run back through the registry's rules (`registry.canonical`):
-   scheme aliases, host case, default ports, s3a/s3n, trailing `/`, a database in the namespace.
+   scheme aliases, host case (JDBC hosts, and Kafka/HDFS/Hive hosts, which DNS compares without
+   case), default ports, s3a/s3n, trailing `/`, a database in the namespace.
 4. `default schema`, 5. `name case` — `registry.canonical.equivalent_name`, per database.
 6. `symlink` — a dataset whose `symlinks` facet points at another dataset's address (Gravitino's
    logical `metalake` / `catalog.schema.table` naming, a Hive table over its location), or whose
@@ -30,7 +31,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from planlineage.registry.canonical import canonical_address, equivalent_name, is_logical, with_default_schema
+from planlineage.registry.canonical import (
+    canonical_address,
+    equivalent_name,
+    fold_host_case,
+    is_logical,
+    with_default_schema,
+)
 from planlineage.registry.resolvers import NamespaceResolver, resolve_namespace
 
 from .explain import explain
@@ -179,7 +186,7 @@ class Steps:
         out.append(("kafka cluster", (ns, name)))
         ns = resolve_namespace(list(self.resolvers), ns)
         out.append(("resolver", (ns, name)))
-        ns, name = canonical_address(ns, name)
+        ns, name = canonical_address(fold_host_case(ns), name)
         out.append(("spelling", (ns, name)))
         out.append(("default schema", (ns, with_default_schema(ns, name))))
         out.append(("name case", (ns, equivalent_name(ns, name))))

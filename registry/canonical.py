@@ -106,6 +106,20 @@ def canonical_address(namespace: str, name: str) -> tuple[str, str]:
     return namespace, name
 
 
+#: Schemes whose authority is a host name as written by each producer, compared case-insensitively
+#: as DNS does (the jdbc rule already lower-cases JDBC hosts; object-store buckets are lower-case).
+HOST_CASE_SCHEMES = frozenset({"kafka", "hdfs", "hive", "thrift", "webhdfs"})
+
+
+def fold_host_case(namespace: str) -> str:
+    """`kafka://Kafka-1.PROD:9092` -> `kafka://kafka-1.prod:9092`: one host, whatever its case."""
+    if scheme_of(namespace) not in HOST_CASE_SCHEMES or "://" not in namespace:
+        return namespace
+    scheme, rest = namespace.split("://", 1)
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}://{authority.lower()}{slash}{path}"
+
+
 def with_default_schema(namespace: str, name: str) -> str:
     """`db.table` -> `db.<default schema>.table` where the database has a default schema."""
     default = DEFAULT_SCHEMAS.get(scheme_of(namespace))

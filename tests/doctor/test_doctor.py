@@ -327,3 +327,30 @@ def test_rolled_gzip_log_is_read(tmp_path):
     broken.write_bytes(gzip.compress(b"x" * 1000)[:20])
     with pytest.raises(UnreadableInput, match="damaged gzip"):
         diagnose([str(broken)])
+
+
+def test_host_case_of_kafka_and_hdfs_but_never_topic_or_path_case(tmp_path):
+    def event(job, ns, name):
+        return {
+            "eventType": "COMPLETE", "eventTime": "2026-11-30T10:00:00Z", "producer": f"https://example.test/{job}",
+            "run": {"runId": "01890000-0000-7000-8000-000000000009"}, "job": {"namespace": "x", "name": job},
+            "inputs": [{"namespace": ns, "name": name}], "outputs": [],
+        }  # fmt: skip
+
+    events = tmp_path / "hosts.jsonl"
+    pairs = [
+        ("a", "kafka://Kafka-1.PROD:9092", "clicks"), ("b", "kafka://kafka-1.prod:9092", "clicks"),
+        ("c", "hdfs://NameNode:8020", "/data/events"), ("d", "hdfs://namenode:8020", "/data/events"),
+        ("e", "kafka://kafka-1.prod:9092", "Clicks"), ("f", "hdfs://namenode:8020", "/data/Events"),
+    ]  # fmt: skip
+    events.write_text("".join(json.dumps(event(*p)) + "\n" for p in pairs))
+    report = diagnose([str(events)])
+    groups = sorted(sorted(d.key for d in s.datasets) for s in report.splits)
+    assert groups == [
+        [("hdfs://NameNode:8020", "/data/events"), ("hdfs://namenode:8020", "/data/events")],
+        [("kafka://Kafka-1.PROD:9092", "clicks"), ("kafka://kafka-1.prod:9092", "clicks")],
+    ]
+    assert all("host case" in s.reason for s in report.splits)
+    assert all(
+        "make it write `kafka://kafka-1.prod:9092`" in s.fix or "`hdfs://namenode:8020`" in s.fix for s in report.splits
+    )
