@@ -83,7 +83,7 @@ def render_svg(graph: LineageGraph) -> tuple[str, dict, list[str]]:
     split_of = graph.split_of()
     parts = [
         f'<svg id="graph" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="lineage graph">',
+        f'viewBox="0 0 {width:.0f} {height:.0f}" role="group" aria-label="lineage graph">',
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>',
         '<g id="groups">',
