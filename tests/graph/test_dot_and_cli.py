@@ -117,3 +117,8 @@ def test_graph_from_state(tmp_path, monkeypatch, capsys):
     runs_of = {d["name"]: [r["eventType"] for r in d.get("runs", [])] for d in data["details"].values()}
     assert runs_of["router.c.d.big"] == ["COMPLETE"]  # the run's last state
     assert list(data["groups"].values()) and len(next(iter(data["groups"].values()))) == 2
+    capsys.readouterr()
+    assert main(["graph", "--state", "--job", "router", "--format", "dot"]) == 0  # the parent's name
+    dot = capsys.readouterr().out
+    assert '"router.c.d.big\\nplanlineage"' in dot and '"router.c.d.small\\nplanlineage"' in dot
+    assert 'label="STATEMENT SET router"' in dot
