@@ -122,3 +122,16 @@ def test_graph_from_state(tmp_path, monkeypatch, capsys):
     dot = capsys.readouterr().out
     assert '"router.c.d.big\\nplanlineage"' in dot and '"router.c.d.small\\nplanlineage"' in dot
     assert 'label="STATEMENT SET router"' in dot
+
+
+def test_gravitino_log_states_are_upper_cased_run_states():
+    from planlineage.graph import build
+
+    graph = build(CORPUS)
+    job = graph.jobs[("spark_jobs", "orders_report.execute_save_into_data_source_command")]
+    assert [r["eventType"] for r in job.runs] == ["COMPLETE"]  # the log sink wrote "complete"
+    assert job.inputs == {
+        ("postgres://warehouse.prod:5432", "analytics.public.enriched_orders"),
+        ("mysql://mysql.prod:3306", "crm.customers"),
+    }
+    assert job.outputs == {("s3://datalake", "reports/orders")}
