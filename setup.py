@@ -15,6 +15,7 @@ FOLDERS = {
     "planlineage.registry": "registry",
     "planlineage.emitter": "emitter",
     "planlineage.lifecycle": "lifecycle",
+    "planlineage.streampark": "streampark",  # `planlineage watch`: StreamPark's database -> the lifecycle
     "planlineage.flink_versions": "flink-versions",
     "planlineage.doctor": "doctor",  # split datasets across producers: reading events and state, grouping
     "planlineage.graph": "graph",  # the lineage graph: model, layout, HTML and DOT rendering

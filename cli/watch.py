@@ -1,0 +1,103 @@
+"""``planlineage watch``: argument parsing and rendering for the StreamPark watcher."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def _say(line: str) -> None:
+    try:
+        print(f"planlineage watch: {line}", file=sys.stderr, flush=True)
+    except Exception:
+        pass
+
+
+def cmd_watch(args) -> int:
+    from planlineage.emitter.store import Store, StoreError
+    from planlineage.settings import Settings
+    from planlineage.streampark import url
+    from planlineage.streampark.connection import SourceError
+    from planlineage.streampark.watcher import Options, Watcher, run_forever, selection
+
+    try:
+        target = url.parse(
+            args.streampark_db or os.environ.get(url.URL_ENV, ""),
+            user=args.db_user,
+            password=os.environ.get(url.PASSWORD_ENV) or None,
+        )
+        selection(args.apps)
+    except (url.UrlError, ValueError) as error:
+        _say(str(error))
+        return EXIT_USAGE
+    options = Options(
+        apps=args.apps,
+        workspace=args.streampark_workspace,
+        lost_grace=args.lost_grace,
+        charset=args.streampark_charset,
+        verbose=args.verbose,
+    )
+    store = Store()
+    settings = Settings(store)
+    if args.check:
+        from planlineage.streampark.check import check
+
+        report = check(target, settings, options)
+        for line in report.lines:
+            print(line)
+        for problem in report.problems:
+            print(f"PROBLEM: {problem}")
+        return EXIT_OK if report.ok else EXIT_USAGE
+    try:
+        if not settings.configured():
+            _say("lineage is not configured, nothing to do: planlineage settings set lineage.address URL")
+            return EXIT_USAGE
+    except StoreError as error:
+        _say(str(error))
+        return EXIT_USAGE
+    watcher = Watcher(target, store, settings, options, say=_say)
+    if not args.once:
+        _say(f"watching {target.masked()} every {args.interval:g}s")
+        run_forever(watcher, args.interval)
+        return EXIT_OK
+    try:
+        watcher.poll()
+        watcher.settle(args.timeout)
+    except (SourceError, StoreError) as error:  # fail-open: one line, exit 0
+        _say(str(error))
+    finally:
+        watcher.close()
+    return EXIT_OK
+
+
+def add_commands(commands) -> None:
+    from planlineage.streampark import DEFAULT_INTERVAL, DEFAULT_LOST_GRACE, DEFAULT_TIMEOUT
+
+    watch = commands.add_parser(
+        "watch", help="report the SQL jobs StreamPark runs by reading its database (read only)"
+    )
+    watch.add_argument(
+        "--streampark-db",
+        default=None,
+        metavar="URL",
+        help="postgresql://user@host:5432/db, mysql://user@host:3306/db or StreamPark's jdbc: URL "
+        "(default $PLANLINEAGE_STREAMPARK_DB); password from $PLANLINEAGE_STREAMPARK_PASSWORD",
+    )
+    watch.add_argument("--db-user", default=None, help="the database user (when the URL has none)")
+    watch.add_argument("--check", action="store_true", help="check the connection, schema, apps and grants; exit 0/2")
+    watch.add_argument("--once", action="store_true", help="one poll, wait for its compiles and deliveries, exit")
+    watch.add_argument("--interval", type=float, default=DEFAULT_INTERVAL, help="seconds between polls (default 5)")
+    watch.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="--once: longest wait (default 120 s)")
+    watch.add_argument(
+        "--apps", default="all", help="all (default), flagged, or ids flink:<id>,spark:<id> (lineage_enable wins)"
+    )
+    watch.add_argument("--streampark-workspace", default=None, metavar="DIR", help="the console's workspace.local")
+    watch.add_argument("--streampark-charset", default="utf-8", help="the console JVM's default charset")
+    watch.add_argument(
+        "--lost-grace", type=float, default=DEFAULT_LOST_GRACE, help="seconds LOST must last to be reported (300)"
+    )
+    watch.add_argument("--verbose", action="store_true", help="also print skipped apps and ignored states")
+    watch.set_defaults(run=cmd_watch)

@@ -1,0 +1,116 @@
+"""``planlineage watch --check``: what a new user runs first.
+
+Connects with the given account, prints the detected schema generation, the SQL apps and which of
+them would be reported (and why not the others), whether StreamPark reports lineage itself, the
+grants the account lacks (with the statements to run), whether planlineage's own lineage address
+is set and the workspace readable.  Nothing is written anywhere.  Exit 0 when ``watch`` can run,
+2 with the problems listed otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planlineage.settings import Settings, masked
+from planlineage.streampark import reads
+from planlineage.streampark.connection import Source, SourceError
+from planlineage.streampark.schema import Schema, detect
+from planlineage.streampark.states import FLINK, SQL_JOB_TYPE
+from planlineage.streampark.url import Target
+from planlineage.streampark.watcher import Options, Watcher
+
+
+@dataclass
+class Report:
+    lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def grant_statements(target: Target, tables: list[str]) -> list[str]:
+    user = target.user or "<user>"
+    if target.dialect == "postgresql":
+        schema = target.schema or "public"
+        return [
+            f"GRANT USAGE ON SCHEMA {schema} TO {user};",
+            f"GRANT SELECT ON {', '.join(f'{schema}.{t}' for t in tables)} TO {user};",
+        ]
+    return [f"GRANT SELECT ON `{target.database}`.`{t}` TO '{user}'@'%';" for t in tables]
+
+
+def _recommended(schema: Schema) -> list[str]:
+    tables = ["t_setting"]
+    if schema.generation != "2.1.x":
+        tables.append("t_resource")
+    return [t for t in tables if not schema.has(t)]
+
+
+def check(target: Target, settings: Settings, options: Options) -> Report:
+    report = Report()
+    say = report.lines.append
+    say(f"StreamPark database: {target.masked()}")
+    source = Source(target)
+    try:
+        try:
+            source.connect()
+            schema = detect(source)
+        except SourceError as error:
+            report.problems.append(str(error))
+            return report
+        say(f"schema: {schema.describe()}")
+        missing, recommended = schema.missing(), _recommended(schema)
+        if missing:
+            report.problems.append(f"the account cannot read {', '.join(missing)}")
+            say("missing grants (run as an administrator of the StreamPark database):")
+            report.lines.extend(f"  {s}" for s in grant_statements(target, missing + recommended))
+        elif recommended:
+            say(f"recommended grants ({', '.join(recommended)}: StreamPark's own lineage setting, team resources):")
+            report.lines.extend(f"  {s}" for s in grant_statements(target, recommended))
+        else:
+            say("grants: every table the watcher reads is readable")
+        if schema.log_readable:
+            denied = source.probe(f"SELECT id FROM {schema.log_table} WHERE 1 = 0")
+            if denied:
+                report.problems.append(f"the operation log {schema.log_table} cannot be read: {denied}")
+        if "t_flink_app" in missing:
+            return report
+        watcher = Watcher(target, settings.store, settings, options, say=lambda _line: None)
+        watcher.schema = schema
+        watcher.streampark_reports = bool(
+            (reads.settings(source, schema).get("lineage.gravitino.address") or "").strip()
+        )
+        apps = reads.apps(source, schema)
+        sql_apps = [a for a in apps if a.job_type == SQL_JOB_TYPE]
+        flink = sum(1 for a in sql_apps if a.engine == FLINK)
+        say(f"SQL apps: {len(sql_apps)} ({flink} Flink SQL, {len(sql_apps) - flink} Spark SQL) of {len(apps)} apps")
+        if schema.lineage_enable:
+            say("opt-in: StreamPark's lineage_enable column decides (--apps can only narrow it)")
+        else:
+            say(f"opt-in: --apps {options.apps} (this StreamPark has no lineage_enable column)")
+        if watcher.streampark_reports:
+            say("StreamPark reports lineage itself (lineage.gravitino.address is set): the apps it covers are skipped")
+        chosen = [a for a in apps if watcher.excluded(a) is None]
+        say(f"reported: {len(chosen)}" + (": " + ", ".join(f"{a.key} {a.job_name}" for a in chosen) if chosen else ""))
+        for app in apps:
+            reason = watcher.excluded(app)
+            if reason is not None and (app.job_type == SQL_JOB_TYPE or app.engine != FLINK):
+                say(f"  not reported: {app.key} {app.job_name}: {reason}")
+    finally:
+        source.close()
+    if settings.configured():
+        address = settings.get("lineage.address")
+        say(f"lineage: {settings.transport_kind()} {masked('lineage.address', address) if address else ''}".rstrip())
+    else:
+        report.problems.append("planlineage's lineage address is not set: planlineage settings set lineage.address URL")
+    if options.workspace:
+        if Path(options.workspace).is_dir():
+            say(f"workspace: {options.workspace} (jobs' jars are resolved from it)")
+        else:
+            report.problems.append(f"the StreamPark workspace {options.workspace} is not a readable folder here")
+    else:
+        say("workspace: not given (jobs are compiled without their jars; --streampark-workspace DIR adds them)")
+    return report

@@ -1,0 +1,135 @@
+"""The watcher's own durable state, in its own tables of planlineage's state store.
+
+``streampark_watch(source → cursor)``: the last operation-log id handled, per StreamPark install
+(``source`` is the database address without credentials).  No row yet means "never watched":
+the first poll takes a baseline instead of replaying history.
+
+``streampark_apps(source, app_key → state, job_id, run_job_id, lost_since, lost_sent)``: the
+snapshot the next poll diffs against.  ``run_job_id`` is the job id the current run was started
+with; ``lost_since`` the wall-clock time LOST was first seen (cleared when the app leaves LOST).
+
+``streampark_compiles(run_id → source, app_key, job_name, started)``: runs whose lineage the
+runner is still compiling, so that a dropped compile is said on the watcher's stderr.
+
+The runs themselves (run ids, lineage, last event) are the lifecycle's ``runs`` table: the
+watcher never writes it directly.  These tables are created here, on first write, next to the
+store's own (``CREATE TABLE IF NOT EXISTS``), so the store's schema is not touched.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from planlineage.emitter.store import Store, utc_now
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS streampark_watch (
+    source  TEXT PRIMARY KEY,
+    cursor  INTEGER NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS streampark_apps (
+    source     TEXT NOT NULL,
+    app_key    TEXT NOT NULL,
+    state      INTEGER,
+    job_id     TEXT NOT NULL DEFAULT '',
+    run_job_id TEXT,
+    lost_since REAL,
+    lost_sent  INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (source, app_key)
+);
+CREATE TABLE IF NOT EXISTS streampark_compiles (
+    run_id   TEXT PRIMARY KEY,
+    source   TEXT NOT NULL,
+    app_key  TEXT NOT NULL,
+    job_name TEXT NOT NULL,
+    started  REAL NOT NULL
+);
+"""
+
+
+@dataclass
+class Snap:
+    state: int | None
+    job_id: str
+    run_job_id: str | None = None
+    lost_since: float | None = None
+    lost_sent: bool = False
+
+
+def _ensure(conn: sqlite3.Connection) -> None:
+    for statement in _TABLES.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _has_tables(conn: sqlite3.Connection) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'streampark_watch'").fetchone()
+        is not None
+    )
+
+
+def load(store: Store, source: str) -> tuple[int | None, dict[str, Snap]]:
+    """``(cursor, snapshot)``; the cursor is None when this install was never watched."""
+
+    def read(conn: sqlite3.Connection) -> tuple[int | None, dict[str, Snap]]:
+        if not _has_tables(conn):
+            return None, {}
+        row = conn.execute("SELECT cursor FROM streampark_watch WHERE source = ?", (source,)).fetchone()
+        snaps = {
+            r["app_key"]: Snap(r["state"], r["job_id"], r["run_job_id"], r["lost_since"], bool(r["lost_sent"]))
+            for r in conn.execute("SELECT * FROM streampark_apps WHERE source = ?", (source,))
+        }
+        return (None if row is None else int(row["cursor"])), snaps
+
+    return store.read(read, default=(None, {}))
+
+
+def save(store: Store, source: str, cursor: int, snapshot: dict[str, Snap]) -> None:
+    """Cursor and snapshot in one transaction: a crash between polls replays nothing twice."""
+
+    def write(conn: sqlite3.Connection) -> None:
+        _ensure(conn)
+        conn.execute(
+            "INSERT INTO streampark_watch (source, cursor, updated) VALUES (?, ?, ?) "
+            "ON CONFLICT (source) DO UPDATE SET cursor = excluded.cursor, updated = excluded.updated",
+            (source, cursor, utc_now()),
+        )
+        conn.execute("DELETE FROM streampark_apps WHERE source = ?", (source,))
+        conn.executemany(
+            "INSERT INTO streampark_apps (source, app_key, state, job_id, run_job_id, lost_since, lost_sent) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (source, key, s.state, s.job_id, s.run_job_id, s.lost_since, int(s.lost_sent))
+                for key, s in snapshot.items()
+            ],
+        )
+
+    store.write(write)
+
+
+def add_compile(store: Store, source: str, run_id: str, app_key: str, job_name: str, started: float) -> None:
+    def write(conn: sqlite3.Connection) -> None:
+        _ensure(conn)
+        conn.execute(
+            "INSERT OR REPLACE INTO streampark_compiles (run_id, source, app_key, job_name, started) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (run_id, source, app_key, job_name, started),
+        )
+
+    store.write(write)
+
+
+def compiles(store: Store, source: str) -> list[dict]:
+    def read(conn: sqlite3.Connection) -> list[dict]:
+        if not _has_tables(conn):
+            return []
+        return [dict(r) for r in conn.execute("SELECT * FROM streampark_compiles WHERE source = ?", (source,))]
+
+    return store.read(read, default=[])
+
+
+def remove_compile(store: Store, run_id: str) -> None:
+    store.write(lambda c: (_ensure(c), c.execute("DELETE FROM streampark_compiles WHERE run_id = ?", (run_id,))))

@@ -1,0 +1,179 @@
+"""The rows the watcher reads from StreamPark's database, written once per schema generation.
+
+Only SELECTs (the session is read only anyway).  Booleans come back as ``bool`` from PostgreSQL
+and as ``0``/``1`` from MySQL; callers test them with ``truthy``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from planlineage.streampark.connection import Source
+from planlineage.streampark.schema import Schema
+from planlineage.streampark.states import FLINK, LOG_ENGINES, SPARK
+
+
+def truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "t", "yes", "y")
+    return bool(value)
+
+
+@dataclass(frozen=True)
+class App:
+    engine: str
+    id: int
+    team_id: int | None
+    job_type: int | None
+    deploy_mode: int | None
+    job_name: str
+    version_id: int | None
+    state: int | None
+    job_id: str  # Flink JobID (Spark: the cluster's application id); "" when not known yet
+    lineage_enable: bool | None  # None when the column does not exist
+    app_properties: str | None = None  # Spark only
+
+    @property
+    def key(self) -> str:
+        """The planlineage app id: the two engines' id sequences overlap, so it is prefixed."""
+        return f"{self.engine}:{self.id}"
+
+
+@dataclass(frozen=True)
+class LogRow:
+    id: int
+    app_id: int
+    engine: str
+    option: int | None
+    success: bool
+
+    @property
+    def key(self) -> str:
+        return f"{self.engine}:{self.app_id}"
+
+
+def apps(source: Source, schema: Schema) -> list[App]:
+    found = []
+    deploy = schema.deploy_column
+    enable = ", lineage_enable" if schema.lineage_enable else ""
+    for row in source.rows(
+        f"SELECT id, team_id, job_type, {deploy} AS deploy_mode, job_name, version_id, state, job_id{enable} "
+        "FROM t_flink_app ORDER BY id"
+    ):
+        found.append(
+            App(
+                engine=FLINK,
+                id=int(row["id"]),
+                team_id=row["team_id"],
+                job_type=row["job_type"],
+                deploy_mode=row["deploy_mode"],
+                job_name=row["job_name"] or f"flink-{row['id']}",
+                version_id=row["version_id"],
+                state=row["state"],
+                job_id=(row["job_id"] or "").strip(),
+                lineage_enable=truthy(row["lineage_enable"]) if schema.lineage_enable else None,
+            )
+        )
+    if schema.spark:
+        spark_enable = schema.has("t_spark_app", "lineage_enable")
+        enable = ", lineage_enable" if spark_enable else ""
+        for row in source.rows(
+            "SELECT id, team_id, job_type, deploy_mode, app_name, version_id, state, cluster_id, "
+            f"app_properties{enable} FROM t_spark_app ORDER BY id"
+        ):
+            found.append(
+                App(
+                    engine=SPARK,
+                    id=int(row["id"]),
+                    team_id=row["team_id"],
+                    job_type=row["job_type"],
+                    deploy_mode=row["deploy_mode"],
+                    job_name=row["app_name"] or f"spark-{row['id']}",
+                    version_id=row["version_id"],
+                    state=row["state"],
+                    job_id=(row["cluster_id"] or "").strip(),
+                    lineage_enable=truthy(row["lineage_enable"]) if spark_enable else None,
+                    app_properties=row["app_properties"],
+                )
+            )
+    return found
+
+
+def max_log_id(source: Source, schema: Schema) -> int:
+    rows = source.rows(f"SELECT MAX(id) AS m FROM {schema.log_table}")
+    return int(rows[0]["m"] or 0) if rows else 0
+
+
+def log_rows(source: Source, schema: Schema, after: int) -> list[LogRow]:
+    """Operation-log rows newer than ``after``, oldest first."""
+    engine = ", job_type" if schema.has(schema.log_table, "job_type") else ""
+    rows = source.rows(
+        f"SELECT id, app_id, option_name, success{engine} FROM {schema.log_table} WHERE id > %s ORDER BY id",
+        (after,),
+    )
+    return [
+        LogRow(
+            id=int(r["id"]),
+            app_id=int(r["app_id"] or 0),
+            engine=LOG_ENGINES.get(int(r.get("job_type") or 1), FLINK),
+            option=None if r["option_name"] is None else int(r["option_name"]),
+            success=truthy(r["success"]),
+        )
+        for r in rows
+    ]
+
+
+def effective_sql(source: Source, schema: Schema, app: App) -> dict[str, Any] | None:
+    """The effective SQL row of ``app`` (FlinkSqlMapper.xml ``getEffective``), or None."""
+    prefix, target = ("t_flink", 2) if app.engine == FLINK else ("t_spark", 4)
+    resource = ", s.team_resource" if schema.has(f"{prefix}_sql", "team_resource") else ""
+    rows = source.rows(
+        f"SELECT s.id, s.{source.quote('sql')} AS text, s.dependency{resource} FROM {prefix}_sql s "
+        f"JOIN {prefix}_effective e ON s.id = e.target_id WHERE e.target_type = %s AND e.app_id = %s",
+        (target, app.id),
+    )
+    return rows[0] if rows else None
+
+
+def variables(source: Source, schema: Schema, team_id: int | None) -> dict[str, str]:
+    if team_id is None or not schema.has("t_variable"):
+        return {}
+    rows = source.rows("SELECT variable_code, variable_value FROM t_variable WHERE team_id = %s", (team_id,))
+    return {str(r["variable_code"]): str(r["variable_value"] or "") for r in rows}
+
+
+def flink_version(source: Source, version_id: int | None) -> str | None:
+    """``t_flink_env.version`` of the app's environment (NULL: the default environment)."""
+    if version_id is None:
+        rows = source.rows("SELECT version FROM t_flink_env WHERE is_default = TRUE ORDER BY id")
+    else:
+        rows = source.rows("SELECT version FROM t_flink_env WHERE id = %s", (version_id,))
+    return str(rows[0]["version"]).strip() if rows and rows[0]["version"] else None
+
+
+def resources(source: Source, schema: Schema, ids: list[int]) -> dict[int, dict[str, Any]]:
+    if not ids or not schema.has("t_resource"):
+        return {}
+    marks = ", ".join(["%s"] * len(ids))
+    rows = source.rows(
+        f"SELECT id, resource_type, resource, team_id FROM t_resource WHERE id IN ({marks})", [int(i) for i in ids]
+    )
+    return {int(r["id"]): r for r in rows}
+
+
+def settings(source: Source, schema: Schema) -> dict[str, str]:
+    if not schema.has("t_setting"):
+        return {}
+    rows = source.rows("SELECT setting_key, setting_value FROM t_setting")
+    return {str(r["setting_key"]): (r["setting_value"] or "") for r in rows}
+
+
+def json_or_none(text: Any) -> Any:
+    if not text or not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -1,0 +1,364 @@
+"""The poll loop of ``planlineage watch``: StreamPark's rows in, the lifecycle's calls out.
+
+Each poll (../shared/streampark.md §6, §11):
+
+1. (Re)connect; on every new connection detect the schema generation again.
+2. Read the apps, then the operation-log rows after the durable cursor.  A successful START row
+   of an app is a submission: the previous run, if it never ended, is closed (ABORT), then a new
+   run is recorded and its compile handed to the lifecycle's runner, exactly as ``planlineage
+   submit`` does.  The effective SQL is read now, after the START row (never at STARTING: the
+   console promotes the candidate SQL after setting STARTING), with the team's variables.
+3. Diff ``(state, job_id)`` against the snapshot and report changed states through the
+   lifecycle's state function, as ``planlineage state`` does.  An app started in this poll gets its
+   current state right after START, so a job that ran and ended between two polls still gets
+   START then its end event.  LOST is reported only once it has lasted ``lost_grace`` seconds.
+4. Save cursor and snapshot in one transaction, then deliver what is pending.
+
+First poll on an install (no cursor): the cursor starts at the newest log row (history is not
+replayed) and apps alive on their cluster are adopted (START, and RUNNING if they run).
+
+Without a readable operation log, a new non-empty ``job_id`` is the submission signal.  Several
+starts of one app between two polls make one run: the earlier ones ended unseen.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from planlineage.emitter import outbox
+from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
+from planlineage.emitter.store import Store
+from planlineage.lifecycle import runner, runs
+from planlineage.settings import Settings
+from planlineage.streampark import DEFAULT_LOST_GRACE
+from planlineage.streampark import jars as job_jars
+from planlineage.streampark import ledger, reads, spark
+from planlineage.streampark import sql as stored_text
+from planlineage.streampark.connection import Source, SourceError
+from planlineage.streampark.ledger import Snap
+from planlineage.streampark.reads import App
+from planlineage.streampark.schema import Schema, detect
+from planlineage.streampark.states import (
+    ALIVE,
+    FLINK,
+    KUBERNETES_MODES,
+    OPERATION_START,
+    SPARK,
+    SQL_JOB_TYPE,
+    state_name,
+)
+from planlineage.streampark.url import Target
+
+POLL_FLUSH_SECONDS = 3.0
+_MINOR = re.compile(r"^(\d+\.\d+)")
+
+
+@dataclass
+class Options:
+    apps: str = "all"  # all | flagged | a comma-separated list of ids (flink:<id>, spark:<id>, or <id>)
+    workspace: str | None = None
+    lost_grace: float = DEFAULT_LOST_GRACE
+    charset: str = stored_text.DEFAULT_CHARSET
+    verbose: bool = False
+
+
+def selection(apps: str) -> str | frozenset[str]:
+    """``all``, ``flagged`` or the set of app keys the user listed (a bare id is a Flink app)."""
+    text = (apps or "all").strip().lower()
+    if text in ("all", "flagged"):
+        return text
+    keys = set()
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        engine, _, number = item.rpartition(":")
+        if engine not in ("", FLINK, SPARK) or not number.isdigit():
+            raise ValueError(f"--apps: {item!r} is not an app id (flink:<id>, spark:<id> or <id>)")
+        keys.add(f"{engine or FLINK}:{int(number)}")
+    if not keys:
+        raise ValueError("--apps: give all, flagged, or app ids such as flink:100001,spark:100002")
+    return frozenset(keys)
+
+
+@dataclass
+class Watcher:
+    target: Target
+    store: Store
+    settings: Settings
+    options: Options = field(default_factory=Options)
+    say: Callable[[str], None] = print
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        self.source = Source(self.target)
+        self.schema: Schema | None = None
+        self.key = self.target.key()
+        self.selected = selection(self.options.apps)
+        self.streampark_reports = False
+        self._said: set[str] = set()
+
+    # -- output -----------------------------------------------------------------------------
+
+    def once(self, key: str, message: str) -> None:
+        if key not in self._said:
+            self._said.add(key)
+            self.say(message)
+
+    def verbose(self, message: str) -> None:
+        if self.options.verbose:
+            self.say(message)
+
+    # -- which apps -------------------------------------------------------------------------
+
+    def _covered_by_streampark(self, app: App) -> bool:
+        """StreamPark's own reporter (PR #4498) covers flagged apps outside Kubernetes modes."""
+        if not self.streampark_reports or app.lineage_enable is False:
+            return False
+        return app.engine == SPARK or app.deploy_mode not in KUBERNETES_MODES
+
+    def excluded(self, app: App) -> str | None:
+        """Why ``app`` is not reported, or None when it is."""
+        if app.engine == FLINK and app.job_type != SQL_JOB_TYPE:
+            return "not a Flink SQL job"
+        if app.lineage_enable is not None:
+            if not app.lineage_enable:
+                return "lineage_enable is off in StreamPark"
+        elif self.selected == "flagged":
+            return "--apps flagged, and this StreamPark has no lineage_enable column"
+        if isinstance(self.selected, frozenset) and app.key not in self.selected:
+            return "not listed in --apps"
+        if self._covered_by_streampark(app):
+            return "StreamPark reports its lineage itself (lineage.gravitino.address is set)"
+        if app.engine == SPARK and spark.lineage_source(app) is None:
+            return "a Spark app without the OpenLineage Spark listener (planlineage has no Spark lineage of its own)"
+        return None
+
+    # -- one poll ---------------------------------------------------------------------------
+
+    def _schema(self) -> Schema:
+        if self.source.connect() or self.schema is None:
+            schema = detect(self.source)
+            if self.schema is None or schema != self.schema:
+                self.say(f"{self.target.masked()}: {schema.describe()}")
+            self.schema = schema
+        return self.schema
+
+    def poll(self) -> None:
+        """One poll; raises :class:`SourceError` when the database cannot be read."""
+        schema = self._schema()
+        settings = reads.settings(self.source, schema)
+        self.streampark_reports = bool((settings.get("lineage.gravitino.address") or "").strip())
+        if self.streampark_reports:
+            self.once(
+                "streampark-reports",
+                "StreamPark reports lineage itself (its lineage.gravitino.address is set): the apps it covers "
+                "(lineage_enable, outside Kubernetes modes) are skipped here",
+            )
+        apps = reads.apps(self.source, schema)
+        cursor, snaps = ledger.load(self.store, self.key)
+        first = cursor is None
+        log_ok = self._log_readable(schema)
+        rows: list[reads.LogRow] = []
+        if first:  # start after the newest row: history is not replayed
+            cursor = reads.max_log_id(self.source, schema) if log_ok else 0
+        elif log_ok:
+            rows = reads.log_rows(self.source, schema, cursor)
+        now = self.clock()
+        fresh: dict[str, Snap] = {}
+        started = {r.key for r in rows if r.option == OPERATION_START and r.success}
+        for app in apps:
+            prev = snaps.get(app.key)
+            snap = Snap(app.state, app.job_id)
+            if prev is not None:
+                snap.run_job_id, snap.lost_since, snap.lost_sent = prev.run_job_id, prev.lost_since, prev.lost_sent
+            fresh[app.key] = snap
+            reason = self.excluded(app)
+            if reason is not None:
+                if app.engine == SPARK or app.job_type == SQL_JOB_TYPE:
+                    self.once(f"excluded:{app.key}:{reason}", f"{app.key} {app.job_name}: not reported: {reason}")
+                continue
+            if app.engine == SPARK:
+                self._spark(app, prev)
+                continue
+            self._flink(app, prev, snap, first, app.key in started, log_ok, now)
+        newest = max([r.id for r in rows], default=cursor or 0)
+        ledger.save(self.store, self.key, newest, fresh)
+        runs.flush(self.store, self.settings, deadline_seconds=POLL_FLUSH_SECONDS)
+
+    def _log_readable(self, schema: Schema) -> bool:
+        if schema.log_readable:
+            return True
+        self.once(
+            "no-log",
+            f"the operation log {schema.log_table} is not readable: new job ids are taken as submissions "
+            f"(grant SELECT on {schema.log_table} for exact starts)",
+        )
+        return False
+
+    def _flink(self, app: App, prev: Snap | None, snap: Snap, first: bool, logged: bool, log_ok: bool, now: float):
+        name = state_name(FLINK, app.state)
+        if first:
+            if name in ALIVE[FLINK] and self._start(app, snap, "adopted"):
+                self._report(app, name)
+            return
+        start = logged
+        if not start and prev is not None and app.job_id and app.job_id != prev.job_id:
+            # No START row: a restart whose row was deleted (or is not visible yet), or no log at all.
+            start = bool(prev.job_id) or not log_ok
+        if logged and snap.run_job_id == f"job:{app.job_id}":
+            start = False  # already started when its new job id showed up before its log row
+            snap.run_job_id = "logged:"
+        if start:
+            self._start(app, snap, "logged" if logged else "job")
+        if name == "LOST":
+            snap.lost_since = snap.lost_since if snap.lost_since is not None else now
+            if not snap.lost_sent and now - snap.lost_since >= self.options.lost_grace:
+                snap.lost_sent = True
+                self._report(app, name)
+            elif not snap.lost_sent:
+                grace = self.options.lost_grace
+                self.verbose(f"{app.key} {app.job_name}: LOST, reported only if it lasts {grace:g}s")
+            return
+        snap.lost_since, snap.lost_sent = None, False
+        if start or prev is None or prev.state != app.state:
+            self._report(app, name)
+
+    def _spark(self, app: App, prev: Snap | None) -> None:
+        if prev is not None and prev.state != app.state:
+            self.say(
+                f"{app.key} {app.job_name}: {state_name(SPARK, app.state)} "
+                "(its lineage comes from the OpenLineage Spark listener; nothing sent here)"
+            )
+
+    def _report(self, app: App, name: str) -> None:
+        event = runs.record_state(self.store, app.key, name)
+        if event is not None:
+            self.say(f"{app.key} {app.job_name}: {name} -> {event}")
+        else:
+            self.verbose(f"{app.key} {app.job_name}: {name} (no event)")
+
+    def _close_previous(self, app: App) -> None:
+        current = runs.current_run(self.store, app.key)
+        if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
+            event = runs.record_state(self.store, app.key, "CANCELED")
+            if event is not None:
+                self.say(f"{app.key} {app.job_name}: previous run never ended, closed -> {event}")
+
+    def _start(self, app: App, snap: Snap, how: str) -> bool:
+        """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
+        assert self.schema is not None
+        self._close_previous(app)
+        row = reads.effective_sql(self.source, self.schema, app)
+        if row is None:
+            self.say(f"{app.key} {app.job_name}: not reported: it has no effective SQL")
+            return False
+        try:
+            text = stored_text.decode(row["text"], self.options.charset) or ""
+        except stored_text.DecodeError as error:
+            self.say(f"{app.key} {app.job_name}: not reported: {error}")
+            return False
+        text = stored_text.replace_variables(text, reads.variables(self.source, self.schema, app.team_id)) or ""
+        version = reads.flink_version(self.source, app.version_id)
+        minor = _MINOR.match(version or "")
+        found = job_jars.resolve(self.source, self.schema, app, row, self.options.workspace)
+        for warning in found.warnings:
+            self.once(f"jar:{app.key}:{warning}", f"{app.key} {app.job_name}: {warning} (compiled without it)")
+        run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings)
+        if run_id is None:
+            return False
+        runner.start(
+            self.store,
+            {
+                "app_id": app.key,
+                "run_id": run_id,
+                "job_name": app.job_name,
+                "flink_version": minor.group(1) if minor else None,
+                "jars": found.paths,
+                "sql": text,
+                "error": None,
+            },
+        )
+        ledger.add_compile(self.store, self.key, run_id, app.key, app.job_name, self.clock())
+        snap.run_job_id = f"{how}:{app.job_id}" if how == "job" else f"{how}:"
+        self.say(f"{app.key} {app.job_name}: {how} run, Flink {version or 'default'}: compiling")
+        return True
+
+    # -- compiles and delivery --------------------------------------------------------------
+
+    def compiling(self) -> int:
+        """Runs whose compile is still under way; says which compiles were dropped."""
+        runner.recover(self.store)  # restarts compiles whose worker died, as `state`/`flush` do
+        left = 0
+        for item in ledger.compiles(self.store, self.key):
+            run = runs.current_run(self.store, item["app_key"])
+            if run is not None and run.run_id == item["run_id"] and run.lineage is None:
+                left += 1
+                continue
+            if run is not None and run.run_id == item["run_id"]:
+                self.verbose(f"{item['app_key']} {item['job_name']}: lineage compiled, START queued")
+            elif run is None:
+                self.say(
+                    f"{item['app_key']} {item['job_name']}: run dropped: its SQL did not compile "
+                    f"(the reason is in {self.store.path.parent / runner.LOG_NAME})"
+                )
+            ledger.remove_compile(self.store, item["run_id"])
+        return left
+
+    def settle(self, timeout: float) -> bool:
+        """Wait for this watcher's compiles and deliver; True when nothing is left behind."""
+        end = time.monotonic() + timeout
+        while True:
+            left = self.compiling()
+            report = runs.flush(self.store, self.settings, deadline_seconds=max(0.5, min(5.0, end - time.monotonic())))
+            pending = outbox.count_pending(self.store)
+            if left == 0 and pending == 0:
+                return True
+            if time.monotonic() >= end:
+                what = f"{left} compile(s) still running" if left else ""
+                if pending:
+                    what = (what + ", " if what else "") + f"{pending} event(s) kept for later"
+                if report is not None and report.stopped:
+                    what += f" (delivery: {report.stopped})"
+                self.say(f"stopped waiting after {timeout:g}s: {what}")
+                return False
+            time.sleep(0.2)
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def run_forever(watcher: Watcher, interval: float, stop: threading.Event | None = None) -> None:
+    """Poll every ``interval`` seconds until SIGTERM/SIGINT (or ``stop``); backoff while the
+    database cannot be read, with one line when it goes away and one when it is back."""
+    stop = stop or threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_signal)
+    failures = 0
+    ceiling = min(60.0, max(5.0, 10 * interval))
+    while not stop.is_set():
+        try:
+            watcher.poll()
+            watcher.compiling()
+            if failures:
+                watcher.say("the StreamPark database is readable again")
+            failures = 0
+            pause = interval
+        except SourceError as error:
+            watcher.source.close()
+            watcher.schema = None
+            if failures == 0:
+                watcher.say(f"{error}; retrying with backoff")
+            failures += 1
+            pause = min(ceiling, interval * 2**failures)
+        stop.wait(pause)
+    watcher.close()
