@@ -76,9 +76,7 @@ def cmd_watch(args) -> int:
 def add_commands(commands) -> None:
     from planlineage.streampark import DEFAULT_INTERVAL, DEFAULT_LOST_GRACE, DEFAULT_TIMEOUT
 
-    watch = commands.add_parser(
-        "watch", help="report the SQL jobs StreamPark runs by reading its database (read only)"
-    )
+    watch = commands.add_parser("watch", help="report the SQL jobs StreamPark runs by reading its database (read only)")
     watch.add_argument(
         "--streampark-db",
         default=None,

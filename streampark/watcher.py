@@ -35,9 +35,8 @@ from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
 from planlineage.emitter.store import Store
 from planlineage.lifecycle import runner, runs
 from planlineage.settings import Settings
-from planlineage.streampark import DEFAULT_LOST_GRACE
+from planlineage.streampark import DEFAULT_LOST_GRACE, ledger, reads, spark
 from planlineage.streampark import jars as job_jars
-from planlineage.streampark import ledger, reads, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source, SourceError
 from planlineage.streampark.ledger import Snap
