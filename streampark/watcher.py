@@ -181,6 +181,8 @@ class Watcher:
             if reason is not None:
                 if app.engine == SPARK or app.job_type == SQL_JOB_TYPE:
                     self.once(f"excluded:{app.key}:{reason}", f"{app.key} {app.job_name}: not reported: {reason}")
+                if prev is not None and self._open_run(app):
+                    self._follow(app, prev, snap, app.key in started, now)
                 continue
             if app.engine == SPARK:
                 self._spark(app, prev)
@@ -215,6 +217,12 @@ class Watcher:
             snap.run_job_id = "logged:"
         if start:
             self._start(app, snap, "logged" if logged else "job")
+        self._state(app, prev, snap, now, force=start)
+
+    def _state(self, app: App, prev: Snap | None, snap: Snap, now: float, force: bool = False) -> None:
+        """Report the app's state if it changed (``force``: right after a start); LOST only once it
+        has lasted the grace period, so a job that comes back keeps its open run."""
+        name = state_name(app.engine, app.state)
         if name == "LOST":
             snap.lost_since = snap.lost_since if snap.lost_since is not None else now
             if not snap.lost_sent and now - snap.lost_since >= self.options.lost_grace:
@@ -225,8 +233,21 @@ class Watcher:
                 self.verbose(f"{app.key} {app.job_name}: LOST, reported only if it lasts {grace:g}s")
             return
         snap.lost_since, snap.lost_sent = None, False
-        if start or prev is None or prev.state != app.state:
+        if force or prev is None or prev.state != app.state:
             self._report(app, name)
+
+    def _open_run(self, app: App) -> bool:
+        current = runs.current_run(self.store, app.key)
+        return current is not None and current.last_event not in TERMINAL_EVENT_TYPES
+
+    def _follow(self, app: App, prev: Snap, snap: Snap, logged: bool, now: float) -> None:
+        """An app no longer selected (opt-in switched off, StreamPark now reporting itself) whose
+        run the watcher started: its states are still reported until that run ends; a new start
+        of it closes the run (ABORT) and is not taken."""
+        if logged or (app.job_id and prev.job_id and app.job_id != prev.job_id):
+            self._close_previous(app)
+        elif prev.state != app.state or state_name(FLINK, app.state) == "LOST":
+            self._state(app, prev, snap, now)
 
     def _spark(self, app: App, prev: Snap | None) -> None:
         if prev is not None and prev.state != app.state:

@@ -1,0 +1,140 @@
+"""The watcher's pure parts: addresses, StreamPark's text encoding and variables, state codes."""
+
+import pytest
+
+from planlineage.streampark import sql, states
+from planlineage.streampark.reads import App
+from planlineage.streampark.spark import lineage_source
+from planlineage.streampark.url import UrlError, parse
+from planlineage.streampark.watcher import selection
+
+# t_flink_sql id 100000 of StreamPark's shipped demo data (SCRIPT/data/mysql-data.sql, dev).
+DEMO = (
+    "eNqlUUtPhDAQvu+vmFs1AYIHT5s94AaVqGxSSPZIKgxrY2mxrdGfb4GS3c0+LnJo6Mz36syapkmZQpk8vKbQMMt2KOFmAe5rK4Nf3yhrhCwvA1/"
+    "TTDaqO61UxmooSprlT1PDGkgKEKpmwvIOjWVdP3W2zpG+JfQFHjfU46xxrVvYZuWztye1khJrqzSBFRCfjUwSYQiqt1xJJvyPcbWJp9WPCXvUoUEn"
+    "0ZAVufcs0nIUjYn2L4s++YiY75eBLr+2Dnl3GYKTWRyfQKYRRR2XZxXmNvu9yh9GHAmUO/sxyMRkGNly4c714RZ7zaWtLHsX+N9NjvVrWxm99jmy"
+    "vEhpOUhujmIYFI5zkCOYzYIj11a7QH7Tyz+nE8bw"
+)
+
+
+def test_demo_row_decodes_and_reencodes_byte_for_byte():
+    text = sql.decode(DEMO)
+    assert "CREATE TABLE" in text.upper() and "datagen" in text and "print" in text
+    assert sql.encode(text) == DEMO
+
+
+def test_blank_and_null_texts():
+    assert sql.decode(None) is None
+    assert sql.decode("  ") == ""
+    assert sql.encode("  ") == ""
+    with pytest.raises(sql.DecodeError, match="--streampark-charset"):
+        sql.decode("bm90IGRlZmxhdGU=")
+
+
+def test_charset_override():
+    stored = sql.encode("SELECT '中文'", "gbk")
+    assert sql.decode(stored, "gbk") == "SELECT '中文'"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("topic '${topic_in}' and ${topic_in}", "topic 'orders' and orders"),  # every occurrence
+        ("${a} stays: one-character names are no placeholder", "${a} stays: one-character names are no placeholder"),
+        ("${unknown.var} stays", "${unknown.var} stays"),
+        ("${blank} stays", "${blank} stays"),
+        ("${db.url-1_x}", "jdbc:mysql://db:3306/x"),
+        ("${9lives} stays: a name starts with a letter", "${9lives} stays: a name starts with a letter"),
+    ],
+)
+def test_variables_as_streampark_replaces_them(text, expected):
+    variables = {"topic_in": "orders", "a": "A", "blank": "  ", "db.url-1_x": "jdbc:mysql://db:3306/x", "9lives": "x"}
+    assert sql.replace_variables(text, variables) == expected
+
+
+def test_state_codes_by_engine():
+    assert states.state_name("flink", 5) == "RUNNING" and states.state_name("spark", 6) == "RUNNING"
+    assert states.state_name("flink", 7) == "FAILED" and states.state_name("spark", 7) == "FINISHED"
+    assert states.state_name("flink", -9) == "KILLED" and states.state_name("flink", 99) == "OTHER"
+    assert states.lost("flink", 13) and states.lost("spark", 9) and not states.lost("spark", 13)
+
+
+@pytest.mark.parametrize(
+    ("url", "masked", "schema"),
+    [
+        ("postgresql://sp:FAKE-pw@db:5433/streampark", "postgresql://sp:***@db:5433/streampark", None),
+        ("postgres://sp@db/streampark", "postgresql://sp@db:5432/streampark", None),
+        ("mysql://sp:FAKE-pw@db/streampark", "mysql://sp:***@db:3306/streampark", None),
+        (
+            "jdbc:mysql://db:3306/streampark?useUnicode=true&characterEncoding=UTF-8&useSSL=false",
+            "mysql://sp@db:3306/streampark",
+            None,
+        ),
+        (
+            "jdbc:postgresql://db:5432/streampark?currentSchema=sp&user=x&password=FAKE-pw",
+            "postgresql://x:***@db:5432/streampark?currentSchema=sp",
+            "sp",
+        ),
+    ],
+)
+def test_urls(url, masked, schema):
+    target = parse(url, user=None if "user" in url or "@" in url else "sp")
+    assert target.masked() == masked
+    assert target.schema == schema
+    assert "FAKE-pw" not in repr(target) and "FAKE-pw" not in target.key()
+
+
+def test_password_from_the_environment_wins_and_is_scrubbed():
+    target = parse("jdbc:postgresql://db:5432/sp", user="watcher", password="FAKE-env-pw")
+    assert (target.user, target.password) == ("watcher", "FAKE-env-pw")
+    assert target.scrub("password FAKE-env-pw rejected") == "password *** rejected"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("", "--streampark-db"),
+        ("jdbc:h2:~/streampark/h2-data", "H2"),
+        ("mysql://u:FAKE-pw@/sp", "no host"),
+        ("mysql://u:FAKE-pw@db:3306/", "no database"),
+    ],
+)
+def test_bad_urls_say_what_to_do_without_the_password(url, message):
+    with pytest.raises(UrlError, match=message) as error:
+        parse(url)
+    assert "FAKE-pw" not in str(error.value)
+
+
+def test_apps_selection():
+    assert selection("all") == "all" and selection("Flagged") == "flagged"
+    assert selection("100001, flink:100002,spark:100001") == {"flink:100001", "flink:100002", "spark:100001"}
+    with pytest.raises(ValueError, match="not an app id"):
+        selection("hive:1")
+
+
+def _spark(properties):
+    return App("spark", 100000, 1, 2, 2, "s", None, 6, "", None, properties)
+
+
+def test_spark_apps_are_reported_only_with_the_openlineage_listener():
+    assert lineage_source(_spark("spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener")) == (
+        "listener"
+    )
+    assert lineage_source(
+        _spark('{"spark.extraListeners": "a.B, io.openlineage.spark.agent.OpenLineageSparkListener"}')
+    )
+    assert lineage_source(_spark("spark.executor.cores=2")) is None
+    assert lineage_source(_spark(None)) is None
+
+
+def test_core_does_not_import_the_drivers():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import planlineage.cli.main as m; m.build_parser();"
+        "import planlineage.streampark.watcher, planlineage.streampark.check;"
+        "print(sorted(k for k in sys.modules if k.split('.')[0] in ('psycopg', 'pymysql')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,262 @@
+"""`planlineage watch` against real PostgreSQL and MariaDB servers holding StreamPark's schema,
+with the tests acting as StreamPark's console row by row, delivering to a Gravitino-compatible
+server.  Each scenario runs on both databases."""
+
+from __future__ import annotations
+
+import time
+
+from console import CANCELED, FAILED, FINISHED, FLINK_JAR, LOST, RUNNING
+from lineages import datasets, exactly_once, jobs, one_sink, timeline, two_sinks, types
+from servers import WATCH_PASSWORD
+
+SQL = """
+CREATE TABLE src (id BIGINT, v STRING) WITH ('connector' = 'kafka', 'topic' = '{source}',
+  'properties.bootstrap.servers' = 'kafka-1:9092', 'format' = 'json');
+CREATE TABLE dst (id BIGINT, v STRING) WITH ('connector' = 'kafka', 'topic' = '{sink}',
+  'properties.bootstrap.servers' = 'kafka-1:9092', 'format' = 'json');
+INSERT INTO dst SELECT id, v FROM src;
+"""
+
+
+def kafka_sql(source: str, sink: str) -> str:
+    return SQL.format(source=source, sink=sink)
+
+
+def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+# -- adoption, with real compiles ---------------------------------------------------------------
+
+
+def test_first_start_adopts_running_apps_and_replays_no_history(streampark, watch, gravitino, real_planner):
+    sp = streampark("dev")
+    c = sp.console
+    env = c.env("1.20.0")
+    running = c.create_app("orders_clean", kafka_sql("orders", "orders_clean"), env=env)
+    c.start(running)
+    c.set_state(running, RUNNING)
+    done = c.create_app("old_report", kafka_sql("a", "b"), env=env)
+    c.start(done)
+    c.set_state(done, FINISHED)  # history: not replayed
+    jar = c.create_app("jar_job", kafka_sql("x", "y"), env=env, job_type=FLINK_JAR)
+    c.start(jar)
+    c.set_state(jar, RUNNING)  # not a SQL job
+
+    result = watch.once(sp.url)
+    assert f"flink:{running} orders_clean: adopted run, Flink 1.20.0" in result.stderr
+    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
+    assert datasets(gravitino, "orders_clean") == {(("orders",), ("orders_clean",))}
+    assert gravitino.events[0]["job"]["namespace"] == "planlineage"
+
+    again = watch.once(sp.url)  # nothing changed: nothing sent
+    assert len(gravitino.events) == 2, again.stderr
+    exactly_once(gravitino)
+
+
+def test_variables_are_substituted_as_the_console_does_at_start(streampark, watch, gravitino, real_planner):
+    sp = streampark("dev")
+    c = sp.console
+    c.env("1.20.0")
+    c.variable(100000, "topic_in", "payments")
+    c.variable(100001, "topic_in", "other_team_topic")  # another team's value is not used
+    app = c.create_app("payments_clean", kafka_sql("${topic_in}", "payments_clean"), team=100000)
+    watch.once(sp.url)  # baseline
+    c.start(app)
+    c.set_state(app, RUNNING)
+    watch.once(sp.url)
+    assert types(gravitino, "payments_clean") == ["START", "RUNNING"]
+    assert datasets(gravitino, "payments_clean") == {(("payments",), ("payments_clean",))}
+    facet = gravitino.events[0]["job"]["facets"]["sql"]["query"]
+    assert "'payments'" in facet and "${topic_in}" not in facet
+
+
+# -- lifecycle scenarios (fake planner: the lineage document is given) ---------------------------
+
+
+def test_start_running_finished_each_exactly_once_per_sink(streampark, watch, gravitino):
+    sp = streampark("dev")
+    c = sp.console
+    watch.fake(two_sinks())
+    app = c.create_app("clicks", "INSERT INTO click_counts SELECT 1; INSERT INTO view_counts SELECT 2;")
+    watch.once(sp.url)  # baseline: nothing is running
+    assert gravitino.events == []
+
+    c.start(app)  # STARTING, SQL promoted, START row
+    watch.once(sp.url)
+    c.set_state(app, RUNNING)
+    watch.once(sp.url)
+    watch.once(sp.url)  # no change: nothing more
+    c.set_state(app, FINISHED)
+    watch.once(sp.url)
+
+    children = (
+        "clicks.default_catalog.default_database.click_counts",
+        "clicks.default_catalog.default_database.view_counts",
+    )
+    for job in ("clicks", *children):
+        assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], job
+        assert len({run for run, _ in timeline(gravitino, job)}) == 1
+    assert datasets(gravitino, children[0]) == {(("clicks",), ("click_counts",))}
+    assert datasets(gravitino, children[1]) == {(("views",), ("view_counts",))}
+    exactly_once(gravitino)
+
+
+def test_start_and_fail_between_two_polls_still_sends_start_then_fail(streampark, watch, gravitino):
+    sp = streampark("dev")
+    c = sp.console
+    watch.fake(one_sink("orders", "orders_clean"))
+    app = c.create_app("orders_clean", "INSERT INTO orders_clean SELECT * FROM orders")
+    refused = c.create_app("never_ran", "INSERT INTO x SELECT 1")
+    watch.once(sp.url)
+    c.start(app)
+    c.set_state(app, RUNNING)
+    c.set_state(app, FAILED)
+    c.starting(refused)
+    c.submit_failed(refused)  # START row with success 0: no job ran, nothing to report
+    watch.once(sp.url)
+    assert jobs(gravitino) == {"orders_clean": ["START", "FAIL"]}
+    assert datasets(gravitino, "orders_clean") == {(("orders",), ("orders_clean",))}
+    exactly_once(gravitino)
+
+
+def test_restart_is_a_new_run_and_the_unfinished_one_is_aborted(streampark, watch, gravitino):
+    sp = streampark("dev")
+    c = sp.console
+    watch.fake(one_sink())
+    app = c.create_app("orders_clean", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.once(sp.url)
+    c.start(app)
+    c.set_state(app, RUNNING)
+    watch.once(sp.url)
+    c.start(app)  # restarted from the console without an end state reaching the watcher
+    c.set_state(app, RUNNING)
+    result = watch.once(sp.url)
+    assert "previous run never ended, closed -> ABORT" in result.stderr
+    runs = timeline(gravitino, "orders_clean")
+    assert [t for _, t in runs] == ["START", "RUNNING", "ABORT", "START", "RUNNING"]
+    assert runs[0][0] == runs[1][0] == runs[2][0] != runs[3][0] == runs[4][0]
+    c.cancel(app)
+    watch.once(sp.url)
+    assert types(gravitino, "orders_clean")[-1] == "ABORT" and timeline(gravitino, "orders_clean")[-1][0] == runs[3][0]
+    exactly_once(gravitino)
+
+
+def test_lineage_enable_is_honoured_and_streampark_own_reporting_is_not_doubled(streampark, watch, gravitino):
+    sp = streampark("dev", lineage_enable=True)
+    c = sp.console
+    watch.fake(one_sink())
+    flagged = c.create_app("flagged", "INSERT INTO o SELECT 1", lineage_enable=True)
+    plain = c.create_app("plain", "INSERT INTO o SELECT 1", lineage_enable=False)
+    on_k8s = c.create_app("on_k8s", "INSERT INTO o SELECT 1", lineage_enable=True, deploy_mode=6)
+    watch.once(sp.url, "--apps", "all")
+    for app in (flagged, plain):
+        c.start(app)
+        c.set_state(app, RUNNING)
+    result = watch.once(sp.url, "--apps", "all", "--verbose")
+    assert jobs(gravitino) == {"flagged": ["START", "RUNNING"]}
+    assert f"flink:{plain} plain: not reported: lineage_enable is off in StreamPark" in result.stderr
+
+    c.setting("lineage.gravitino.address", "http://gravitino:8090")  # StreamPark now reports by itself
+    c.cancel(flagged)
+    c.start(flagged)
+    c.set_state(flagged, RUNNING)
+    c.start(on_k8s)  # Kubernetes modes are not covered by StreamPark's own reporting
+    c.set_state(on_k8s, RUNNING)
+    result = watch.once(sp.url)
+    assert "StreamPark reports lineage itself" in result.stderr
+    assert jobs(gravitino) == {"flagged": ["START", "RUNNING", "ABORT"], "on_k8s": ["START", "RUNNING"]}
+    exactly_once(gravitino)
+
+
+def test_schema_of_2_1_x(streampark, watch, gravitino):
+    sp = streampark("2.1.x")
+    c = sp.console
+    watch.fake(one_sink())
+    app = c.create_app("legacy", "INSERT INTO orders_clean SELECT * FROM orders")
+    result = watch.once(sp.url)
+    assert "StreamPark 2.1.x schema (deploy column execution_mode, log t_flink_log)" in result.stderr
+    c.start(app)
+    c.set_state(app, RUNNING)
+    watch.once(sp.url)
+    c.set_state(app, CANCELED)
+    watch.once(sp.url)
+    assert jobs(gravitino) == {"legacy": ["START", "RUNNING", "ABORT"]}
+    exactly_once(gravitino)
+
+
+def test_lost_shorter_than_the_grace_period_sends_nothing(streampark, watch, gravitino):
+    sp = streampark("dev")
+    c = sp.console
+    watch.fake(one_sink())
+    app = c.create_app("flaky", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.once(sp.url)
+    c.start(app)
+    c.set_state(app, RUNNING)
+    watch.once(sp.url)
+    c.set_state(app, LOST)  # console restart / network blip
+    watch.once(sp.url, "--lost-grace", "60")
+    c.set_state(app, RUNNING)  # it was alive all along
+    watch.once(sp.url, "--lost-grace", "60")
+    assert types(gravitino, "flaky") == ["START", "RUNNING"]
+
+    c.set_state(app, LOST)  # this time it stays LOST past the grace period
+    watch.once(sp.url, "--lost-grace", "0.5")
+    assert types(gravitino, "flaky") == ["START", "RUNNING"]
+    time.sleep(0.6)
+    result = watch.once(sp.url, "--lost-grace", "0.5")
+    assert "LOST -> FAIL" in result.stderr
+    watch.once(sp.url, "--lost-grace", "0.5")
+    assert types(gravitino, "flaky") == ["START", "RUNNING", "FAIL"]
+    exactly_once(gravitino)
+
+
+def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
+    sp = streampark("dev")
+    c = sp.console
+    watch.fake(one_sink())
+    app = c.create_app("steady", "INSERT INTO orders_clean SELECT * FROM orders")
+    daemon = watch.daemon(sp.url, "--interval", "0.2")
+    try:
+        wait_for(lambda: "schema" in watch.log.read_text(), what="the first poll")
+        c.start(app)
+        c.set_state(app, RUNNING)
+        wait_for(lambda: types(gravitino, "steady") == ["START", "RUNNING"], what="START, RUNNING")
+        c.close()
+        sp.server.stop()
+        wait_for(lambda: "retrying with backoff" in watch.log.read_text(), what="the outage line")
+        sp.server.start()
+        c.conn = sp.server.admin(sp.database)
+        c.set_state(app, FINISHED)
+        wait_for(lambda: types(gravitino, "steady")[-1:] == ["COMPLETE"], timeout=40, what="COMPLETE after the outage")
+        wait_for(lambda: "readable again" in watch.log.read_text(), what="the recovery line")
+    finally:
+        code = watch.stop(daemon)
+    assert code == 0
+    log = watch.log.read_text()
+    assert log.count("retrying with backoff") == 1, log
+    assert types(gravitino, "steady") == ["START", "RUNNING", "COMPLETE"]
+    exactly_once(gravitino)
+
+
+def test_the_database_password_appears_in_no_output(streampark, watch, gravitino, server):
+    sp = streampark("dev")
+    c = sp.console
+    watch.fake(one_sink())
+    app = c.create_app("secretive", "INSERT INTO orders_clean SELECT * FROM orders")
+    with_password = server.url(sp.database, with_password=True)
+    watch.once(with_password, "--verbose")
+    c.start(app)
+    c.set_state(app, RUNNING)
+    watch.once(with_password, "--verbose")
+    watch("--check", "--streampark-db", with_password)
+    wrong = watch.once(sp.url, PLANLINEAGE_STREAMPARK_PASSWORD="FAKE-wrong-password")  # fail-open: exit 0
+    assert "cannot connect" in wrong.stderr and "FAKE-wrong-password" not in wrong.stderr
+    assert types(gravitino, "secretive") == ["START", "RUNNING"]
+    assert WATCH_PASSWORD not in watch.everything_written()
+    assert all(WATCH_PASSWORD.encode() not in r.body for r in gravitino.requests)
