@@ -97,6 +97,14 @@ def streampark(server):
 
 
 @pytest.fixture
+def maria_streampark(maria_server):
+    """A dev StreamPark on MariaDB: upstream's PostgreSQL schema has no Spark tables."""
+    sp = StreamPark(maria_server, "dev", lineage_enable=False, grant=True)
+    yield sp
+    sp.close()
+
+
+@pytest.fixture
 def gravitino():
     with GravitinoTestServer() as srv:
         yield srv

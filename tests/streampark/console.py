@@ -194,3 +194,29 @@ class Console:
     def add_column_lineage_enable(self) -> None:
         for statement in add_lineage_enable(self.dialect):
             self.execute(statement)
+
+    # -- Spark (dev, MySQL DDL only) --------------------------------------------------------
+
+    def create_spark_app(self, name: str, properties: str | None, sql: str = "INSERT INTO t SELECT 1") -> int:
+        app = next(_ids)
+        self.insert(
+            "t_spark_app",
+            {"id": app, "team_id": 100000, "job_type": 2, "app_type": 3, "app_name": name, "deploy_mode": 2,
+             "app_properties": properties, "state": 0, "option_state": 0, "release": 1,
+             "create_time": datetime.now(), "modify_time": datetime.now()},
+        )  # fmt: skip
+        self.insert("t_spark_sql", {"app_id": app, "sql": encode(sql), "version": 1, "candidate": 1})
+        return app
+
+    def spark_started(self, app: int) -> None:
+        """``SparkApplicationActionServiceImpl.start``: STARTING, then the cluster id and a START row."""
+        self.update("t_spark_app", app, {"state": 3, "option_state": 2, "option_time": datetime.now()})
+        self.update("t_spark_app", app, {"cluster_id": f"application_1700000000000_{app}", "option_state": 0})
+        self.insert(
+            "t_app_log",
+            {"app_id": app, "job_type": 2, "cluster_id": f"application_1700000000000_{app}", "success": True,
+             "create_time": datetime.now(), "option_name": START, "user_id": 100000},
+        )  # fmt: skip
+
+    def spark_state(self, app: int, state: int) -> None:
+        self.update("t_spark_app", app, {"state": state})

@@ -91,8 +91,8 @@ SPARK_MYSQL_DEV = {
     "t_spark_app": [
         ("id", "id"), ("team_id", "bigint"), ("job_type", "tiny"), ("app_type", "tiny"), ("version_id", "bigint"),
         ("app_name", "str"), ("deploy_mode", "tiny"), ("app_properties", "text"), ("cluster_id", "str64"),
-        ("state", "state"), ("option_state", "tiny"), ("tracking", "tiny"), ("release", "tiny"),
-        ("create_time", "ts"), ("modify_time", "ts"), ("start_time", "ts"), ("end_time", "ts"),
+        ("state", "state"), ("option_state", "tiny"), ("option_time", "ts"), ("tracking", "tiny"),
+        ("release", "tiny"), ("create_time", "ts"), ("modify_time", "ts"), ("start_time", "ts"), ("end_time", "ts"),
     ],
     "t_spark_sql": COMMON["t_flink_sql"][:3] + [("team_resource", "str64")] + COMMON["t_flink_sql"][3:],
     "t_spark_effective": COMMON["t_flink_effective"],

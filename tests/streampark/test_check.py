@@ -1,0 +1,107 @@
+"""`planlineage watch --check`, the log-less fallback and Spark applications, on real servers."""
+
+from __future__ import annotations
+
+from console import RUNNING
+from lineages import exactly_once, jobs, one_sink
+from servers import WATCH_USER
+
+LISTENER = "spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener\nspark.executor.cores=2"
+
+
+def test_check_prints_generation_apps_and_opt_in(streampark, watch):
+    sp = streampark("dev", lineage_enable=True)
+    c = sp.console
+    flagged = c.create_app("flagged", "INSERT INTO o SELECT 1", lineage_enable=True)
+    plain = c.create_app("plain", "INSERT INTO o SELECT 1", lineage_enable=False)
+    c.create_app("a_jar", "", job_type=1, lineage_enable=True)
+    result = watch("--check", "--streampark-db", sp.url)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert (
+        "schema: StreamPark 2.2+ (dev/3.0) schema (deploy column deploy_mode, log t_app_log), with lineage_enable"
+        in out
+    )
+    assert "SQL apps: 2 (2 Flink SQL, 0 Spark SQL) of 3 apps" in out
+    assert "opt-in: StreamPark's lineage_enable column decides" in out
+    assert f"reported: 1: flink:{flagged} flagged" in out
+    assert f"not reported: flink:{plain} plain: lineage_enable is off in StreamPark" in out
+    assert "grants: every table the watcher reads is readable" in out
+    assert "PROBLEM" not in out
+    assert not (watch.home / "state.db").exists()  # --check writes nothing
+
+
+def test_check_lists_the_missing_grants_and_exits_2(streampark, watch, server):
+    sp = streampark("2.1.x", grant=False)
+    server.grant_select(sp.database, ["t_flink_app", "t_flink_sql"])
+    result = watch("--check", "--streampark-db", sp.url)
+    assert result.returncode == 2
+    out = result.stdout
+    assert "schema: StreamPark 2.1.x schema" in out
+    assert "PROBLEM: the account cannot read t_flink_effective, t_flink_env, t_flink_log, t_variable" in out
+    if server.dialect == "postgresql":
+        assert (
+            f"GRANT SELECT ON public.t_flink_effective, public.t_flink_env, public.t_flink_log, public.t_variable, public.t_setting TO {WATCH_USER};"
+            in out
+        )
+    else:
+        assert f"GRANT SELECT ON `{sp.database}`.`t_flink_log` TO '{WATCH_USER}'@'%';" in out
+
+
+def test_check_without_a_lineage_address_or_a_reachable_database(streampark, watch, server):
+    sp = streampark("dev")
+    result = watch("--check", "--streampark-db", sp.url, PLANLINEAGE_LINEAGE_ADDRESS="")
+    assert result.returncode == 2
+    assert (
+        "PROBLEM: planlineage's lineage address is not set: planlineage settings set lineage.address URL"
+        in result.stdout
+    )
+    unreachable = sp.url.replace(f":{server.port}/", ":1/")
+    result = watch("--check", "--streampark-db", unreachable)
+    assert result.returncode == 2 and "PROBLEM: cannot connect to the StreamPark database" in result.stdout
+
+
+def test_watch_refuses_to_run_unconfigured_and_writes_nothing(streampark, watch):
+    sp = streampark("dev")
+    result = watch("--once", "--streampark-db", sp.url, PLANLINEAGE_LINEAGE_ADDRESS="")
+    assert result.returncode == 2 and "planlineage settings set lineage.address" in result.stderr
+    assert not watch.home.exists()
+
+
+def test_without_a_readable_operation_log_a_new_job_id_starts_the_run(streampark, watch, gravitino, server):
+    sp = streampark("dev", grant=False)
+    tables = ["t_flink_app", "t_flink_sql", "t_flink_effective", "t_flink_env", "t_variable", "t_setting"]
+    server.grant_select(sp.database, tables)  # no t_app_log
+    c = sp.console
+    watch.fake(one_sink())
+    app = c.create_app("no_log", "INSERT INTO orders_clean SELECT * FROM orders")
+    first = watch.once(sp.url)
+    assert "the operation log t_app_log is not readable" in first.stderr
+    c.start(app)
+    c.set_state(app, RUNNING)
+    watch.once(sp.url)
+    watch.once(sp.url)
+    assert jobs(gravitino) == {"no_log": ["START", "RUNNING"]}
+    exactly_once(gravitino)
+
+
+def test_spark_apps_send_nothing_and_are_followed_only_with_the_listener(maria_streampark, watch, gravitino):
+    sp = maria_streampark
+    c = sp.console
+    watch.fake(one_sink())
+    with_listener = c.create_spark_app("spark_listened", LISTENER)
+    without = c.create_spark_app("spark_plain", "spark.executor.cores=2")
+    first = watch.once(sp.url)
+    assert (
+        f"spark:{without} spark_plain: not reported: a Spark app without the OpenLineage Spark listener" in first.stderr
+    )
+    for app in (with_listener, without):
+        c.spark_started(app)
+        c.spark_state(app, 6)  # Spark RUNNING is 6
+    result = watch.once(sp.url)
+    assert (
+        f"spark:{with_listener} spark_listened: RUNNING (its lineage comes from the OpenLineage Spark listener"
+        in result.stderr
+    )
+    assert "spark_plain: RUNNING" not in result.stderr
+    assert gravitino.events == []  # never a dataset-less event
