@@ -19,7 +19,18 @@ import tempfile
 import time
 from pathlib import Path
 
-PG_BIN = Path(os.environ.get("PLANLINEAGE_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _pg_bin() -> Path:
+    """$PLANLINEAGE_TEST_PG_BIN, else the newest Debian PostgreSQL (``/usr/lib/postgresql/<major>/bin``)."""
+    if os.environ.get("PLANLINEAGE_TEST_PG_BIN"):
+        return Path(os.environ["PLANLINEAGE_TEST_PG_BIN"])
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0
+    )
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+PG_BIN = _pg_bin()
 ADMIN_PASSWORD = "FAKE-admin-pw-0"
 WATCH_USER = "planlineage"
 WATCH_PASSWORD = "FAKE-watch-pw-Zq7x"  # asserted absent from every output
