@@ -260,3 +260,18 @@ def test_the_database_password_appears_in_no_output(streampark, watch, gravitino
     assert types(gravitino, "secretive") == ["START", "RUNNING"]
     assert WATCH_PASSWORD not in watch.everything_written()
     assert all(WATCH_PASSWORD.encode() not in r.body for r in gravitino.requests)
+
+
+def test_a_sql_that_does_not_compile_drops_its_run_with_a_warning(streampark, watch, gravitino):
+    sp = streampark("dev")
+    c = sp.console
+    watch.fake(one_sink())  # the fake planner fails on a script containing BROKEN
+    app = c.create_app("broken", "INSERT INTO BROKEN SELEC 1")
+    watch.once(sp.url)
+    c.start(app)
+    c.set_state(app, RUNNING)
+    result = watch.once(sp.url)
+    assert f"flink:{app} broken: run dropped: its SQL did not compile" in result.stderr
+    c.set_state(app, FINISHED)
+    watch.once(sp.url)
+    assert gravitino.events == []  # never an event without datasets
