@@ -3,7 +3,7 @@
 Each poll (../shared/streampark.md §6, §11):
 
 1. (Re)connect; on every new connection detect the schema generation again.
-2. Read the apps, then the operation-log rows after the durable cursor.  A successful START row
+2. Read the operation-log rows after the durable cursor, then the apps.  A successful START row
    of an app is a submission: the previous run, if it never ended, is closed (ABORT), then a new
    run is recorded and its compile handed to the lifecycle's runner, exactly as ``planlineage
    submit`` does.  The effective SQL is read now, after the START row (never at STARTING: the
@@ -54,6 +54,7 @@ from planlineage.streampark.states import (
 from planlineage.streampark.url import Target
 
 POLL_FLUSH_SECONDS = 3.0
+NO_LOG = -1  # the cursor while the operation log is not readable
 _MINOR = re.compile(r"^(\d+\.\d+)")
 
 
@@ -159,17 +160,22 @@ class Watcher:
                 "StreamPark reports lineage itself (its lineage.gravitino.address is set): the apps it covers "
                 "(lineage_enable, outside Kubernetes modes) are skipped here",
             )
-        apps = reads.apps(self.source, schema)
         cursor, snaps = ledger.load(self.store, self.key)
         first = cursor is None
         log_ok = self._log_readable(schema)
         rows: list[reads.LogRow] = []
-        if first:  # start after the newest row: history is not replayed
-            cursor = reads.max_log_id(self.source, schema) if log_ok else 0
+        # The log is read before the apps: a START row written in between is then seen next poll
+        # with its app's new state, never skipped by a cursor taken after it.
+        if log_ok and (cursor is None or cursor < 0):
+            cursor = reads.max_log_id(self.source, schema)  # start after the newest row: no history
         elif log_ok:
             rows = reads.log_rows(self.source, schema, cursor)
+        elif cursor is None:
+            cursor = NO_LOG  # once the log becomes readable it is started at its newest row
+        apps = reads.apps(self.source, schema)
         now = self.clock()
         fresh: dict[str, Snap] = {}
+        skipped = 0
         started = {r.key for r in rows if r.option == OPERATION_START and r.success}
         for app in apps:
             prev = snaps.get(app.key)
@@ -180,7 +186,9 @@ class Watcher:
             reason = self.excluded(app)
             if reason is not None:
                 if app.engine == SPARK or app.job_type == SQL_JOB_TYPE:
-                    self.once(f"excluded:{app.key}:{reason}", f"{app.key} {app.job_name}: not reported: {reason}")
+                    skipped += 1
+                    if self.options.verbose:
+                        self.once(f"excluded:{app.key}:{reason}", f"{app.key} {app.job_name}: not reported: {reason}")
                 if prev is not None and self._open_run(app):
                     self._follow(app, prev, snap, app.key in started, now)
                 continue
@@ -188,8 +196,13 @@ class Watcher:
                 self._spark(app, prev)
                 continue
             self._flink(app, prev, snap, first, app.key in started, log_ok, now)
-        newest = max([r.id for r in rows], default=cursor or 0)
+        newest = max([r.id for r in rows], default=cursor)
         ledger.save(self.store, self.key, newest, fresh)
+        if skipped:
+            self.once(
+                f"skipped:{skipped}",
+                f"{skipped} SQL/Spark app(s) not reported (--verbose or `watch --check` says which and why)",
+            )
         runs.flush(self.store, self.settings, deadline_seconds=POLL_FLUSH_SECONDS)
 
     def _log_readable(self, schema: Schema) -> bool:
