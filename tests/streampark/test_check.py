@@ -91,7 +91,7 @@ def test_spark_apps_send_nothing_and_are_followed_only_with_the_listener(maria_s
     watch.fake(one_sink())
     with_listener = c.create_spark_app("spark_listened", LISTENER)
     without = c.create_spark_app("spark_plain", "spark.executor.cores=2")
-    first = watch.once(sp.url)
+    first = watch.once(sp.url, "--verbose")
     assert (
         f"spark:{without} spark_plain: not reported: a Spark app without the OpenLineage Spark listener" in first.stderr
     )
