@@ -5,8 +5,9 @@
 the first poll takes a baseline instead of replaying history.
 
 ``streampark_apps(source, app_key → state, job_id, run_job_id, lost_since, lost_sent)``: the
-snapshot the next poll diffs against.  ``run_job_id`` is the job id the current run was started
-with; ``lost_since`` the wall-clock time LOST was first seen (cleared when the app leaves LOST).
+snapshot the next poll diffs against.  ``run_job_id`` says what started the current run
+(``logged:<START row id>``, ``job:<new job id>`` or ``adopted:``); ``lost_since`` is the wall-clock
+time LOST was first seen (cleared when the app leaves LOST).
 
 ``streampark_compiles(run_id → source, app_key, job_name, started)``: runs whose lineage the
 runner is still compiling, so that a dropped compile is said on the watcher's stderr.
@@ -105,6 +106,20 @@ def save(store: Store, source: str, cursor: int, snapshot: dict[str, Snap]) -> N
                 (source, key, s.state, s.job_id, s.run_job_id, s.lost_since, int(s.lost_sent))
                 for key, s in snapshot.items()
             ],
+        )
+
+    store.write(write)
+
+
+def save_app(store: Store, source: str, app_key: str, snap: Snap) -> None:
+    """One app's snapshot row, written as soon as a run of it is started."""
+
+    def write(conn: sqlite3.Connection) -> None:
+        _ensure(conn)
+        conn.execute(
+            "INSERT OR REPLACE INTO streampark_apps (source, app_key, state, job_id, run_job_id, lost_since, "
+            "lost_sent) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (source, app_key, snap.state, snap.job_id, snap.run_job_id, snap.lost_since, int(snap.lost_sent)),
         )
 
     store.write(write)

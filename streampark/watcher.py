@@ -176,7 +176,10 @@ class Watcher:
         now = self.clock()
         fresh: dict[str, Snap] = {}
         skipped = 0
-        started = {r.key for r in rows if r.option == OPERATION_START and r.success}
+        started: dict[str, int] = {}  # app key -> its newest successful START row
+        for row in rows:
+            if row.option == OPERATION_START and row.success:
+                started[row.key] = row.id
         for app in apps:
             prev = snaps.get(app.key)
             snap = Snap(app.state, app.job_id)
@@ -195,7 +198,7 @@ class Watcher:
             if app.engine == SPARK:
                 self._spark(app, prev)
                 continue
-            self._flink(app, prev, snap, first, app.key in started, log_ok, now)
+            self._flink(app, prev, snap, first, started.get(app.key), log_ok, now)
         newest = max([r.id for r in rows], default=cursor)
         ledger.save(self.store, self.key, newest, fresh)
         if skipped:
@@ -215,21 +218,25 @@ class Watcher:
         )
         return False
 
-    def _flink(self, app: App, prev: Snap | None, snap: Snap, first: bool, logged: bool, log_ok: bool, now: float):
+    def _flink(
+        self, app: App, prev: Snap | None, snap: Snap, first: bool, logged: int | None, log_ok: bool, now: float
+    ):
         name = state_name(FLINK, app.state)
         if first:
             if name in ALIVE[FLINK] and self._start(app, snap, "adopted"):
                 self._report(app, name)
             return
-        start = logged
+        start = logged is not None
         if not start and prev is not None and app.job_id and app.job_id != prev.job_id:
             # No START row: a restart whose row was deleted (or is not visible yet), or no log at all.
             start = bool(prev.job_id) or not log_ok
-        if logged and snap.run_job_id == f"job:{app.job_id}":
+        if logged is not None and snap.run_job_id == f"job:{app.job_id}":
             start = False  # already started when its new job id showed up before its log row
-            snap.run_job_id = "logged:"
+            snap.run_job_id = f"logged:{logged}"
+        if logged is not None and _started_by_row(snap) >= logged:
+            start = False  # started by this very row before a crash stopped the poll from saving
         if start:
-            self._start(app, snap, "logged" if logged else "job")
+            self._start(app, snap, "logged" if logged is not None else "job", logged)
         self._state(app, prev, snap, now, force=start)
 
     def _state(self, app: App, prev: Snap | None, snap: Snap, now: float, force: bool = False) -> None:
@@ -283,7 +290,7 @@ class Watcher:
             if event is not None:
                 self.say(f"{app.key} {app.job_name}: previous run never ended, closed -> {event}")
 
-    def _start(self, app: App, snap: Snap, how: str) -> bool:
+    def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
         assert self.schema is not None
         self._close_previous(app)
@@ -317,8 +324,11 @@ class Watcher:
                 "error": None,
             },
         )
+        snap.run_job_id = {"job": f"job:{app.job_id}", "logged": f"logged:{log_id}"}.get(how, f"{how}:")
+        # Saved at once, not with the poll: a watcher killed before the poll ends does not start
+        # this run again from the same START row.
+        ledger.save_app(self.store, self.key, app.key, snap)
         ledger.add_compile(self.store, self.key, run_id, app.key, app.job_name, self.clock())
-        snap.run_job_id = f"{how}:{app.job_id}" if how == "job" else f"{how}:"
         self.say(f"{app.key} {app.job_name}: {how} run, Flink {version or 'default'}: compiling")
         return True
 
@@ -364,6 +374,12 @@ class Watcher:
 
     def close(self) -> None:
         self.source.close()
+
+
+def _started_by_row(snap: Snap) -> int:
+    """The operation-log row that started the app's current run (0: none)."""
+    how, _, value = (snap.run_job_id or "").partition(":")
+    return int(value) if how == "logged" and value.isdigit() else 0
 
 
 def run_forever(watcher: Watcher, interval: float, stop: threading.Event | None = None) -> None:

@@ -275,3 +275,30 @@ def test_a_sql_that_does_not_compile_drops_its_run_with_a_warning(streampark, wa
     c.set_state(app, FINISHED)
     watch.once(sp.url)
     assert gravitino.events == []  # never an event without datasets
+
+
+def test_a_watcher_killed_mid_poll_does_not_start_the_same_run_again(streampark, watch, gravitino, monkeypatch):
+    from planlineage.streampark import ledger
+
+    sp = streampark("dev")
+    c = sp.console
+    watch.fake(one_sink())
+    app = c.create_app("orders_clean", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.once(sp.url)
+    c.start(app)
+    c.set_state(app, RUNNING)
+
+    def killed(*args, **kwargs):
+        raise SystemExit("killed before the poll saved its cursor")
+
+    monkeypatch.setattr(ledger, "save", killed)
+    try:
+        watch.once(sp.url)
+    except SystemExit:
+        pass
+    monkeypatch.undo()
+    wait_for(lambda: types(gravitino, "orders_clean") == ["START", "RUNNING"], what="the run's own delivery")
+    watch.once(sp.url)  # the same START row again: the run it started is not started twice
+    watch.once(sp.url)
+    assert types(gravitino, "orders_clean") == ["START", "RUNNING"]
+    exactly_once(gravitino)
