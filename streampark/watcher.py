@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from planlineage.emitter import outbox
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
-from planlineage.emitter.store import Store
+from planlineage.emitter.store import Store, StoreError
 from planlineage.lifecycle import runner, runs
 from planlineage.settings import Settings
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger, reads, spark
@@ -206,7 +206,8 @@ class Watcher:
                 f"skipped:{skipped}",
                 f"{skipped} SQL/Spark app(s) not reported (--verbose or `watch --check` says which and why)",
             )
-        runs.flush(self.store, self.settings, deadline_seconds=POLL_FLUSH_SECONDS)
+        if outbox.count_pending(self.store):
+            runs.flush(self.store, self.settings, deadline_seconds=POLL_FLUSH_SECONDS)
 
     def _log_readable(self, schema: Schema) -> bool:
         if schema.log_readable:
@@ -399,12 +400,13 @@ def run_forever(watcher: Watcher, interval: float, stop: threading.Event | None 
             watcher.poll()
             watcher.compiling()
             if failures:
-                watcher.say("the StreamPark database is readable again")
+                watcher.say("back to normal: the StreamPark database is readable again")
             failures = 0
             pause = interval
-        except SourceError as error:
-            watcher.source.close()
-            watcher.schema = None
+        except (SourceError, StoreError) as error:  # fail-open: one line per outage, then backoff
+            if isinstance(error, SourceError):
+                watcher.source.close()
+                watcher.schema = None
             if failures == 0:
                 watcher.say(f"{error}; retrying with backoff")
             failures += 1

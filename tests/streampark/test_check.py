@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from console import RUNNING
 from lineages import exactly_once, jobs, one_sink
-from servers import WATCH_USER
+from servers import ADMIN_PASSWORD, WATCH_USER
 
 LISTENER = "spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener\nspark.executor.cores=2"
 
@@ -105,3 +106,22 @@ def test_spark_apps_send_nothing_and_are_followed_only_with_the_listener(maria_s
     )
     assert "spark_plain: RUNNING" not in result.stderr
     assert gravitino.events == []  # never a dataset-less event
+
+
+def test_the_watcher_session_is_read_only_even_for_an_account_that_may_write(streampark, server):
+    from planlineage.streampark.connection import Source, SourceError
+    from planlineage.streampark.url import parse
+
+    sp = streampark("dev")
+    if server.dialect == "postgresql":
+        target = parse(f"postgresql://postgres@127.0.0.1:{server.port}/{sp.database}", password=ADMIN_PASSWORD)
+    else:
+        with server.admin() as conn, conn.cursor() as cursor:
+            cursor.execute("CREATE USER IF NOT EXISTS 'writer'@'127.0.0.1' IDENTIFIED BY 'FAKE-writer-pw'")
+            cursor.execute(f"GRANT ALL ON {sp.database}.* TO 'writer'@'127.0.0.1'")
+        target = parse(f"mysql://writer@127.0.0.1:{server.port}/{sp.database}", password="FAKE-writer-pw")
+    with Source(target) as source:
+        assert source.rows("SELECT COUNT(*) AS n FROM t_flink_app") == [{"n": 0}]
+        with pytest.raises(SourceError, match="(?i)read.only"):
+            source.rows("INSERT INTO t_setting (setting_key, type) VALUES ('x', 1)")
+    assert sp.console.execute("SELECT COUNT(*) FROM t_setting")[0][0] == 0
