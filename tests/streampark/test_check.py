@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from console import RUNNING
+from console import FINISHED, RUNNING
 from lineages import exactly_once, jobs, one_sink
 from servers import ADMIN_PASSWORD, WATCH_USER
 
@@ -83,6 +83,12 @@ def test_without_a_readable_operation_log_a_new_job_id_starts_the_run(streampark
     watch.once(sp.url)
     watch.once(sp.url)
     assert jobs(gravitino) == {"no_log": ["START", "RUNNING"]}
+    server.grant_select(sp.database, ["t_app_log"])  # readable now: started at its newest row, no replay
+    c.start(app)
+    c.set_state(app, FINISHED)
+    watch.once(sp.url)
+    watch.once(sp.url)
+    assert jobs(gravitino) == {"no_log": ["START", "RUNNING", "ABORT", "START", "COMPLETE"]}
     exactly_once(gravitino)
 
 
