@@ -47,10 +47,11 @@ def postgres_missing() -> str | None:
     for tool in ("initdb", "pg_ctl", "postgres"):
         if not (PG_BIN / tool).is_file():
             return f"PostgreSQL server binaries not installed ({PG_BIN / tool} missing; apt-get install postgresql)"
-    try:
-        pwd.getpwnam("postgres")
-    except KeyError:
-        return "no postgres system user (the postgresql package creates it)"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "no postgres system user (the postgresql package creates it; PostgreSQL refuses to run as root)"
     return None
 
 
@@ -70,13 +71,15 @@ class PostgresServer:
         self.data = self.root / "data"
         self.sock = self.root / "sock"
         self.port = free_port()
-        user = pwd.getpwnam("postgres")
-        for folder in (self.data, self.sock):
-            folder.mkdir(mode=0o700)
-            os.chown(folder, user.pw_uid, user.pw_gid)
+        # PostgreSQL refuses to run as root: as root, the folders go to the postgres user.
+        user = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
         pwfile = self.root / "pw"
         pwfile.write_text(ADMIN_PASSWORD)
-        os.chown(pwfile, user.pw_uid, user.pw_gid)
+        for path in (self.data, self.sock, pwfile):
+            if path != pwfile:
+                path.mkdir(mode=0o700)
+            if user is not None:
+                os.chown(path, user.pw_uid, user.pw_gid)
         self._as_postgres(
             str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "postgres", f"--pwfile={pwfile}",
             "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync",
@@ -84,7 +87,8 @@ class PostgresServer:
         pwfile.unlink()
 
     def _as_postgres(self, *command: str) -> None:
-        result = subprocess.run(["runuser", "-u", "postgres", "--", *command], capture_output=True, timeout=120)
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        result = subprocess.run([*prefix, *command], capture_output=True, timeout=120)
         if result.returncode != 0:
             raise RuntimeError(f"{command[0]} failed: {result.stderr.decode(errors='replace')[-2000:]}")
 
@@ -148,9 +152,13 @@ class MariaDBServer:
         self.sock = self.root / "mysqld.sock"
         self.port = free_port()
         self.process: subprocess.Popen | None = None
+        # As root the administrator is root over the private socket; otherwise a password-less
+        # root on this throwaway instance (it listens on loopback and its own socket only).
+        self.as_root = os.geteuid() == 0
+        auth = "socket" if self.as_root else "normal"
         result = subprocess.run(
-            ["mariadb-install-db", "--no-defaults", f"--datadir={self.data}", "--user=root",
-             "--auth-root-authentication-method=socket", "--skip-test-db"],
+            ["mariadb-install-db", "--no-defaults", f"--datadir={self.data}", *self._user(),
+             f"--auth-root-authentication-method={auth}", "--skip-test-db"],
             capture_output=True, timeout=180,
         )  # fmt: skip
         if result.returncode != 0:
@@ -159,7 +167,7 @@ class MariaDBServer:
     def start(self) -> None:
         self.process = subprocess.Popen(
             ["mariadbd", "--no-defaults", f"--datadir={self.data}", f"--socket={self.sock}", f"--port={self.port}",
-             "--bind-address=127.0.0.1", "--user=root", f"--pid-file={self.root / 'pid'}", "--skip-log-bin",
+             "--bind-address=127.0.0.1", *self._user(), f"--pid-file={self.root / 'pid'}", "--skip-log-bin",
              "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=8M", "--skip-name-resolve",
              "--innodb-flush-log-at-trx-commit=0", "--max-connections=50", f"--log-error={self.root / 'log'}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
@@ -173,6 +181,9 @@ class MariaDBServer:
                 if self.process.poll() is not None or time.monotonic() > end:
                     raise RuntimeError(f"mariadbd did not start: {(self.root / 'log').read_text()[-2000:]}") from None
                 time.sleep(0.1)
+
+    def _user(self) -> list[str]:
+        return ["--user=root"] if self.as_root else []
 
     def stop(self) -> None:
         if self.process is not None:
