@@ -138,3 +138,13 @@ def test_core_does_not_import_the_drivers():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_missing_driver_says_which_extra_to_install(monkeypatch):
+    import sys
+
+    from planlineage.streampark.connection import DriverMissing, Source
+
+    monkeypatch.setitem(sys.modules, "pymysql", None)  # as if PyMySQL were not installed
+    with pytest.raises(DriverMissing, match=r"pip install 'planlineage\[streampark\]'"):
+        Source(parse("mysql://u@db:3306/sp")).connect()

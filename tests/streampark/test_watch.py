@@ -240,6 +240,9 @@ def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
     assert code == 0
     log = watch.log.read_text()
     assert log.count("retrying with backoff") == 1, log
+    for line in (f"flink:{app} steady: logged run", f"flink:{app} steady: RUNNING -> RUNNING",
+                 f"flink:{app} steady: FINISHED -> COMPLETE"):  # fmt: skip
+        assert log.count(line) == 1, log  # one line per reported transition
     assert types(gravitino, "steady") == ["START", "RUNNING", "COMPLETE"]
     exactly_once(gravitino)
 
