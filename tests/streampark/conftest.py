@@ -123,9 +123,11 @@ def real_planner(worker_dir):
     if list_installed().get("1.20", {}).get("state") != "ready":
         pytest.skip("Flink 1.20 is not provisioned in $PLANLINEAGE_FLINK_CACHE (the flink120 tox env provisions it)")
     env = dict(os.environ, PLANLINEAGE_WORKER_DIR=worker_dir)
-    subprocess.run([sys.executable, "-m", "planlineage", "worker", "start", "1.20"], env=env, check=True, timeout=180)
+    subprocess.run(
+        [sys.executable, "-P", "-m", "planlineage", "worker", "start", "1.20"], env=env, check=True, timeout=180
+    )
     yield "1.20"
-    subprocess.run([sys.executable, "-m", "planlineage", "worker", "stop"], env=env, timeout=60)
+    subprocess.run([sys.executable, "-P", "-m", "planlineage", "worker", "stop"], env=env, timeout=60)
 
 
 class Watch:
@@ -154,7 +156,7 @@ class Watch:
 
     def __call__(self, *args: str, timeout: float = 90, **env: str) -> subprocess.CompletedProcess:
         result = subprocess.run(
-            [sys.executable, "-m", "planlineage", "watch", *args],
+            [sys.executable, "-P", "-m", "planlineage", "watch", *args],
             capture_output=True,
             text=True,
             env=dict(self.env, **env),
@@ -190,7 +192,7 @@ class Watch:
         self.log = self.tmp / "watch.log"
         handle = open(self.log, "w")  # noqa: SIM115 - the daemon writes it until stopped
         return subprocess.Popen(
-            [sys.executable, "-m", "planlineage", "watch", "--streampark-db", url, *args],
+            [sys.executable, "-P", "-m", "planlineage", "watch", "--streampark-db", url, *args],
             stdout=handle, stderr=subprocess.STDOUT, env=self.env, cwd=self.tmp, text=True,
         )  # fmt: skip
 

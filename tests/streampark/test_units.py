@@ -136,7 +136,7 @@ def test_core_does_not_import_the_drivers():
         "import planlineage.streampark.watcher, planlineage.streampark.check;"
         "print(sorted(k for k in sys.modules if k.split('.')[0] in ('psycopg', 'pymysql')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
