@@ -147,4 +147,8 @@ def compiles(store: Store, source: str) -> list[dict]:
 
 
 def remove_compile(store: Store, run_id: str) -> None:
-    store.write(lambda c: (_ensure(c), c.execute("DELETE FROM streampark_compiles WHERE run_id = ?", (run_id,))))
+    def write(conn: sqlite3.Connection) -> None:
+        _ensure(conn)
+        conn.execute("DELETE FROM streampark_compiles WHERE run_id = ?", (run_id,))
+
+    store.write(write)
