@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     lifecycle_commands.add_commands(commands)
     importlib.import_module("planlineage.cli.doctor").add_command(commands)
     importlib.import_module("planlineage.cli.graph").add_command(commands)
-    importlib.import_module("planlineage.cli.watch").add_commands(commands)
+    importlib.import_module("planlineage.cli.watch").add_command(commands)
     return parser
 
 

@@ -73,7 +73,7 @@ def cmd_watch(args) -> int:
     return EXIT_OK
 
 
-def add_commands(commands) -> None:
+def add_command(commands) -> None:
     from planlineage.streampark import DEFAULT_INTERVAL, DEFAULT_LOST_GRACE, DEFAULT_TIMEOUT
 
     watch = commands.add_parser("watch", help="report the SQL jobs StreamPark runs by reading its database (read only)")
