@@ -305,3 +305,24 @@ def test_a_watcher_killed_mid_poll_does_not_start_the_same_run_again(streampark,
     watch.once(sp.url)
     assert types(gravitino, "orders_clean") == ["START", "RUNNING"]
     exactly_once(gravitino)
+
+
+def test_apps_option_without_a_lineage_enable_column(streampark, watch, gravitino):
+    sp = streampark("2.1.x")  # no lineage_enable column: --apps decides
+    c = sp.console
+    watch.fake(one_sink())
+    listed = c.create_app("listed", "INSERT INTO orders_clean SELECT * FROM orders")
+    other = c.create_app("other", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.once(sp.url, "--apps", f"flink:{listed}")
+    for app in (listed, other):
+        c.start(app)
+        c.set_state(app, RUNNING)
+    flagged = watch.once(sp.url, "--apps", "flagged", "--verbose")  # nothing is flagged without the column
+    assert "--apps flagged, and this StreamPark has no lineage_enable column" in flagged.stderr
+    assert gravitino.events == []
+    for app in (listed, other):
+        c.start(app)
+        c.set_state(app, RUNNING)
+    watch.once(sp.url, "--apps", str(listed))  # a bare id is a Flink app
+    assert jobs(gravitino) == {"listed": ["START", "RUNNING"]}
+    exactly_once(gravitino)
