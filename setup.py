@@ -16,6 +16,7 @@ FOLDERS = {
     "planlineage.emitter": "emitter",
     "planlineage.lifecycle": "lifecycle",
     "planlineage.streampark": "streampark",  # `planlineage watch`: StreamPark's database -> the lifecycle
+    "planlineage.spark": "spark",  # Spark SQL: per-version PySpark venvs, Spark's parser, the walk, naming
     "planlineage.flink_versions": "flink-versions",
     "planlineage.doctor": "doctor",  # split datasets across producers: reading events and state, grouping
     "planlineage.graph": "graph",  # the lineage graph: model, layout, HTML and DOT rendering

@@ -83,10 +83,25 @@ class SinkLineage(TableLineage):
 
 
 class JobLineage(BaseModel):
-    flink_version: str
+    # The engine whose parser produced the document: exactly one of the two is set.
+    flink_version: str | None = None
+    spark_version: str | None = None
     runtime_mode: Literal["streaming", "batch"] = "streaming"
     sinks: list[SinkLineage] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def engine(self) -> str:
+        return "spark" if self.spark_version else "flink"
+
+    @model_serializer(mode="wrap")
+    def _only_its_engine(self, handler):
+        # Flink documents stay exactly as they were before Spark existed, and vice versa.
+        data = handler(self)
+        for key in ("flink_version", "spark_version"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
     def to_json_dict(self) -> dict:
         return self.model_dump(by_alias=True, mode="json")

@@ -1,0 +1,156 @@
+"""A Spark source or target -> the OpenLineage datasets openlineage-spark emits for it.
+
+Ported from openlineage-spark (integration/spark/shared/.../agent/util/PathUtils, JdbcSparkUtils,
+SparkConfUtils; spark3/.../catalog/DeltaHandler and IcebergHandler), which name data by where it
+is, through openlineage-java's shared utilities that the registry already ports:
+
+- files (a path, `LOCATION`, `OPTIONS (path …)`, `parquet.\\`path\\``, Delta and Iceberg tables with a
+  location): FilesystemDatasetUtils.fromLocation -> the registry's filesystem rule;
+- JDBC (`url` + `dbtable`): JdbcDatasetUtils -> the registry's jdbc rule, so a Spark JDBC read and
+  a Flink JDBC or CDC table of the same database table are one node. A `dbtable` that is a
+  subquery, or a `query` option, needs an SQL parser openlineage-spark loads natively: WARN;
+- a catalog table also gets a TABLE symlink named `database.table`: `hive://<metastore host:port>`
+  when the session uses a Hive metastore (spark.sql.catalogImplementation=hive and
+  spark.sql.hive.metastore.uris / hive.metastore.uris, the first URI), else the warehouse's
+  namespace when the table lies under spark.sql.warehouse.dir;
+- a managed table created in the script has the location `<warehouse>/<db>.db/<table>`
+  (`<warehouse>/<table>` in `default`), known only when spark.sql.warehouse.dir is given.
+
+A catalog table the script does not create has no location we could know without the metastore:
+with a metastore configured it is named by its Hive identity (the TABLE symlink openlineage-spark
+attaches to the same table) and a WARN says so; without one it has no dataset and a WARN. Never a
+guessed location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from planlineage.document import Column, Dataset, Symlink, TableLineage
+from planlineage.registry import IdentityConfig, resolve
+from planlineage.registry.filesystem import LocationError, filesystem_identity
+from planlineage.registry.javauri import JavaURISyntaxError, parse_java_uri
+from planlineage.spark.walk import FILE_PROVIDERS, Source
+
+
+def metastore_authority(conf: Mapping[str, str]) -> str | None:
+    """SparkConfUtils.getMetastoreUri, only when the session's catalog is Hive's."""
+    if conf.get("spark.sql.catalogImplementation", "").strip() != "hive":
+        return None
+    uris = conf.get("spark.sql.hive.metastore.uris") or conf.get("hive.metastore.uris")
+    if not uris:
+        return None
+    try:
+        return parse_java_uri(uris.split(",")[0]).authority
+    except JavaURISyntaxError:
+        return None
+
+
+def warehouse(conf: Mapping[str, str]) -> str | None:
+    return conf.get("spark.sql.warehouse.dir") or conf.get("hive.metastore.warehouse.dir") or None
+
+
+def _registry_options(source: Source, warnings: list[str]) -> dict[str, str] | None:
+    provider = (source.provider or "").lower()
+    if provider == "jdbc":
+        options = source.options
+        table = options.get("dbtable")
+        if options.get("query") or (table and (table.strip().startswith("(") or len(table.split()) > 1)):
+            warnings.append(
+                f"table {source.display}: a JDBC query or subquery ('query' / dbtable '(…)') names no table "
+                "without parsing the database's SQL; no dataset"
+            )
+            return None
+        return {"connector": "jdbc", "url": options.get("url", ""), "table-name": table or ""}
+    if provider in FILE_PROVIDERS:
+        if not source.location:
+            return None  # handled by the caller: managed or undeclared tables
+        return {"connector": "filesystem", "path": source.location}
+    # Any other data source: its own options under its own name, so a user rule can name it.
+    return {"connector": provider, **source.options}
+
+
+def _managed_location(source: Source, conf: Mapping[str, str]) -> str | None:
+    """PathUtils.reconstructDefaultLocation for the session catalog's managed tables."""
+    root = warehouse(conf)
+    if root is None or source.catalog != "spark_catalog":
+        return None
+    root = root.rstrip("/")
+    if source.database in (None, "default"):
+        return f"{root}/{source.name}"
+    return f"{root}/{source.database}.db/{source.name}"
+
+
+def _table_symlink(source: Source, location: str | None, conf: Mapping[str, str]) -> Symlink | None:
+    """The TABLE symlink openlineage-spark attaches to a catalog table's location dataset."""
+    if source.kind != "table":
+        return None
+    name = f"{source.database}.{source.name}" if source.database else str(source.name)
+    authority = metastore_authority(conf)
+    if authority is not None:
+        return Symlink(namespace=f"hive://{authority}", name=name, type="TABLE")
+    root = warehouse(conf)
+    if root and location:
+        try:
+            root_ns, root_name = filesystem_identity(root)
+            ns, path = filesystem_identity(location)
+        except LocationError:
+            return None
+        if ns == root_ns and path.startswith(root_name.rstrip("/") + "/"):
+            return Symlink(namespace=root_ns, name=name, type="TABLE")
+    return None
+
+
+def table_lineage(
+    source: Source, conf: Mapping[str, str], identity: IdentityConfig | None, warnings: list[str]
+) -> TableLineage:
+    columns = [Column(name=c["name"], type=c["type"]) for c in source.columns]
+    connector = source.provider if source.kind != "table" or source.declared else None
+    location = source.location
+    if source.kind == "table" and source.declared and not location and (source.provider or "") in FILE_PROVIDERS:
+        location = _managed_location(source, conf)
+        if location is None:
+            warnings.append(
+                f"table {source.display}: a managed table's location is under spark.sql.warehouse.dir, which "
+                "was not given (pass --spark-conf spark.sql.warehouse.dir=…); no dataset"
+            )
+            return TableLineage(table=source.display, connector=connector, schema=columns)
+    if source.kind == "table" and not source.declared:
+        return _undeclared(source, conf, identity, warnings)
+    resolved_source = Source(**{**source.__dict__, "location": location})
+    options = _registry_options(resolved_source, warnings)
+    if options is None:
+        return TableLineage(table=source.display, connector=connector, schema=columns)
+    resolution = resolve(options, table=source.display, config=identity)
+    warnings.extend(resolution.warnings)
+    datasets = resolution.datasets
+    link = _table_symlink(source, location, conf)
+    if link is not None and (identity is None or identity.profile != "gravitino"):
+        datasets = [Dataset(namespace=d.namespace, name=d.name, symlinks=[link]) for d in datasets]
+    return TableLineage(table=source.display, connector=connector, datasets=datasets, schema=columns)
+
+
+def _undeclared(
+    source: Source, conf: Mapping[str, str], identity: IdentityConfig | None, warnings: list[str]
+) -> TableLineage:
+    authority = metastore_authority(conf) if source.catalog == "spark_catalog" else None
+    if identity is not None and identity.profile == "gravitino":
+        # The logical identity needs no location: metalake / catalog.schema.table.
+        resolution = resolve({"connector": "spark-catalog"}, table=source.display, config=identity)
+        return TableLineage(table=source.display, datasets=resolution.datasets)
+    if authority is not None:
+        name = f"{source.database}.{source.name}"
+        warnings.append(
+            f"table {source.display}: not created in the script, so its location is unknown; named by its Hive "
+            f"metastore identity hive://{authority} {name} (openlineage-spark's TABLE symlink for it)"
+        )
+        link = Symlink(namespace=f"hive://{authority}", name=name, type="TABLE")
+        return TableLineage(
+            table=source.display, datasets=[Dataset(namespace=link.namespace, name=name, symlinks=[link])]
+        )
+    warnings.append(
+        f"table {source.display}: not created in the script and no Hive metastore configured "
+        "(spark.sql.catalogImplementation=hive, spark.sql.hive.metastore.uris), so its physical identity "
+        "cannot be known; no dataset"
+    )
+    return TableLineage(table=source.display)

@@ -1,0 +1,304 @@
+"""From the parsed statements of a Spark SQL script to its targets and their source tables.
+
+Replays the script the way Spark's session would resolve names, without running anything:
+`USE` moves the current database, temporary views (`CREATE TEMPORARY VIEW … AS`, `CACHE TABLE …
+AS`) and views are expanded to the tables under them, a view declared over a path or a JDBC table
+(`CREATE TEMPORARY VIEW v USING … OPTIONS (…)`) is itself a source, tables created in the script
+remember their provider, location and options, and every statement that writes (INSERT
+INTO/OVERWRITE [DIRECTORY], CTAS, RTAS, MERGE INTO) pairs its target with its own sources. Two
+statements writing the same target are one target with the union of their sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from planlineage.spark.plan import Node, name_parts, relations, table_spec, tree, type_name
+
+SESSION_CATALOG = "spark_catalog"
+#: Data sources whose data is files at a location (`USING parquet`, Hive's `STORED AS`, lakehouse
+#: formats whose openlineage-spark handlers name the table by its location).
+FILE_PROVIDERS = {
+    "parquet",
+    "orc",
+    "csv",
+    "json",
+    "text",
+    "avro",
+    "xml",
+    "binaryfile",
+    "delta",
+    "iceberg",
+    "hudi",
+    "hive",
+}
+#: Formats Spark reads straight from a path in SQL: parquet.`s3a://bucket/key`.
+PATH_FORMATS = FILE_PROVIDERS - {"hive", "iceberg"}
+
+#: Writes this walk does not pair: named in a warning, never dropped silently.
+UNSUPPORTED_WRITES = {
+    "DeleteFromTable",
+    "UpdateTable",
+    "OverwriteByExpression",
+    "OverwritePartitionsDynamic",
+    "AppendData",
+    "LoadData",
+    "TruncateTable",
+    "CreateTableLikeCommand",
+    "AlterTableAsSelect",
+}
+
+
+@dataclass
+class Source:
+    """A table as the script uses it: what it is named, and what is known of its storage."""
+
+    display: str  # spark_catalog.db.t, a view's name, or parquet.`path`
+    kind: str  # "table" (catalog), "view" (a view USING a data source), "path", "directory"
+    provider: str | None = None
+    location: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+    columns: list[dict] = field(default_factory=list)
+    declared: bool = False  # created in this script (provider/location known)
+    catalog: str | None = None
+    database: str | None = None
+    name: str | None = None
+
+
+@dataclass
+class Target:
+    source: Source
+    inputs: list[Source] = field(default_factory=list)
+
+
+@dataclass
+class ScriptLineage:
+    targets: list[Target] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Session:
+    catalog: str = SESSION_CATALOG
+    database: str = "default"
+    temp_views: dict[str, list[Source]] = field(default_factory=dict)  # name -> what it expands to
+    global_views: dict[str, list[Source]] = field(default_factory=dict)
+    views: dict[str, list[Source]] = field(default_factory=dict)  # qualified persistent views
+    tables: dict[str, Source] = field(default_factory=dict)  # qualified -> declared table
+
+
+def walk(statements: list[dict]) -> ScriptLineage:
+    """`statements`: the analyze server's answer items ({line, class, plan, extra})."""
+    session = _Session()
+    result = ScriptLineage()
+    by_target: dict[str, Target] = {}
+
+    def write(target: Source, inputs: list[Source]) -> None:
+        entry = by_target.get(target.display)
+        if entry is None:
+            entry = by_target[target.display] = Target(target)
+            result.targets.append(entry)
+        elif target.declared and not entry.source.declared:
+            entry.source = target
+        for source in inputs:
+            if all(source.display != seen.display for seen in entry.inputs):
+                entry.inputs.append(source)
+
+    for statement in statements:
+        root = tree(statement["plan"])
+        ctes: list = []
+        # `WITH c AS (…) INSERT INTO t SELECT … FROM c`: the CTEs wrap the write.
+        while root.cls in ("UnresolvedWith", "WithCTE") and root.children:
+            ctes += root.fields.get("cteRelations") or []
+            root = root.children[0]
+        kind = root.cls
+
+        def _inputs(query: Node | None, ctes=ctes) -> list[Source]:
+            if query is None:
+                return []
+            if ctes:  # the CTE definitions are part of what the query reads
+                query = Node("UnresolvedWith", {"class": "UnresolvedWith", "cteRelations": ctes}, [query])
+            return _expand(session, relations(query))
+
+        extra = statement.get("extra") or {}
+        line = statement.get("line")
+        if kind == "SetCatalogAndNamespace":
+            parts = [
+                p.lower()
+                for p in name_parts((root.children[0].fields if root.children else {}).get("multipartIdentifier"))
+            ]
+            if len(parts) >= 2:
+                session.catalog, session.database = parts[0], ".".join(parts[1:])
+            elif parts:
+                session.database = parts[0]
+        elif kind == "SetNamespaceCommand":  # USE in older parsers
+            parts = [p.lower() for p in name_parts(root.fields.get("namespace"))]
+            if parts:
+                session.database = parts[-1]
+        elif kind in ("CreateTableAsSelect", "ReplaceTableAsSelect", "CreateTable", "ReplaceTable"):
+            target = _declare(session, root)
+            query = root.child("query")
+            if query is not None:
+                write(target, _inputs(query))
+        elif kind == "InsertIntoStatement":
+            table = root.embedded("table")
+            parts = relations(table)[0] if table is not None and relations(table) else []
+            query = root.child("query") or (root.children[0] if root.children else None)
+            target = _resolve_target(session, parts, result.warnings, line)
+            if target is not None:
+                write(target, _inputs(query))
+        elif kind == "InsertIntoDir":
+            location = extra.get("location")
+            provider = (extra.get("provider") or "hive").lower()
+            target = Source(display=f"{provider}.`{location}`", kind="directory", provider=provider, location=location)
+            query = root.child("child") or (root.children[0] if root.children else None)
+            write(target, _inputs(query))
+        elif kind == "MergeIntoTable":
+            target_tree = root.child("targetTable")
+            source_tree = root.child("sourceTable")
+            target_parts = relations(target_tree)[0] if target_tree is not None and relations(target_tree) else []
+            target = _resolve_target(session, target_parts, result.warnings, line)
+            inputs = _inputs(source_tree)
+            # Subqueries in the merge condition or actions read tables too.
+            conditions = Node(
+                "fields", {k: v for k, v in root.fields.items() if k not in ("targetTable", "sourceTable")}
+            )
+            inputs += _expand(session, relations(conditions))
+            if target is not None:
+                write(target, inputs)
+        elif kind == "CreateTempViewUsing":
+            name = str((root.fields.get("tableIdent") or {}).get("table", "")).lower()
+            options = {str(k).lower(): str(v) for k, v in (extra.get("options") or {}).items()}
+            provider = str(root.fields.get("provider") or "").lower()
+            schema = root.fields.get("userSpecifiedSchema") or {}
+            view = Source(
+                display=name,
+                kind="view",
+                provider=provider,
+                location=options.get("path"),
+                options=options,
+                columns=[{"name": f["name"], "type": type_name(f.get("type"))} for f in schema.get("fields", [])],
+                declared=True,
+            )
+            (session.global_views if root.fields.get("global") else session.temp_views)[name] = [view]
+        elif kind in ("CreateViewCommand", "CacheTableAsSelect", "CreateView", "CreateViewStatement"):
+            _declare_view(session, root)
+        elif kind in UNSUPPORTED_WRITES:
+            result.warnings.append(
+                f"statement at line {line} ({kind}) writes a table in a way this analysis does not pair; "
+                "its target and sources are not in the lineage"
+            )
+    return result
+
+
+def _declare(session: _Session, root: Node) -> Source:
+    name_node = root.child("name") or root.embedded("name")
+    parts = [p.lower() for p in name_parts((name_node.fields if name_node else {}).get("nameParts"))]
+    spec = table_spec(root)
+    source = _catalog_table(session, parts)
+    source.provider = (spec["provider"] or "hive").lower()
+    options = {str(k).lower(): v for k, v in spec["options"].items()}
+    source.location = spec["location"] or options.get("path")
+    source.options = options
+    source.columns = spec["columns"]
+    source.declared = True
+    session.tables[source.display] = source
+    return source
+
+
+def _declare_view(session: _Session, root: Node) -> None:
+    kind = root.cls
+    query = root.child("plan") or root.child("query") or root.child("child")
+    if kind == "CreateView":  # persistent: CREATE VIEW db.v AS …
+        name_node = root.child("child")
+        query = root.child("query")
+        parts = [p.lower() for p in name_parts((name_node.fields if name_node else {}).get("nameParts"))]
+        qualified = _catalog_table(session, parts).display
+        session.views[qualified] = _query_inputs(session, query) if query is not None else []
+        return
+    if kind == "CacheTableAsSelect":
+        name = str(root.fields.get("tempViewName", "")).lower()
+        session.temp_views[name] = _query_inputs(session, query) if query is not None else []
+        return
+    identifier = root.fields.get("name") or {}
+    name = str(identifier.get("table", "")).lower()
+    view_type = str((root.fields.get("viewType") or {}).get("object", ""))
+    expanded = _query_inputs(session, query) if query is not None else []
+    if "GlobalTempView" in view_type:
+        session.global_views[name] = expanded
+    elif "LocalTempView" in view_type:
+        session.temp_views[name] = expanded
+    else:
+        session.views[_catalog_table(session, [name]).display] = expanded
+
+
+def _query_inputs(session: _Session, query: Node) -> list[Source]:
+    return _expand(session, relations(query))
+
+
+def _expand(session: _Session, found: list[list[str]]) -> list[Source]:
+    result: list[Source] = []
+    for parts in found:
+        for source in _resolve(session, parts):
+            if all(source.display != seen.display for seen in result):
+                result.append(source)
+    return result
+
+
+def _resolve(session: _Session, parts: list[str]) -> list[Source]:
+    """A table reference to the sources it stands for (a view: the sources under it)."""
+    lowered = [p.lower() for p in parts]
+    if len(lowered) == 1 and lowered[0] in session.temp_views:
+        return session.temp_views[lowered[0]]
+    if len(lowered) == 2 and lowered[0] == "global_temp" and lowered[1] in session.global_views:
+        return session.global_views[lowered[1]]
+    path = _path_source(parts)
+    if path is not None:
+        return [path]
+    table = _catalog_table(session, lowered)
+    if table.display in session.views:
+        return session.views[table.display]
+    return [session.tables.get(table.display, table)]
+
+
+def _resolve_target(session: _Session, parts: list[str], warnings: list[str], line) -> Source | None:
+    if not parts:
+        warnings.append(f"statement at line {line}: its target table could not be read from the plan")
+        return None
+    lowered = [p.lower() for p in parts]
+    if len(lowered) == 1 and lowered[0] in session.temp_views:
+        views = session.temp_views[lowered[0]]
+        if len(views) == 1 and views[0].kind == "view":  # INSERT INTO a view declared USING a source
+            return views[0]
+    path = _path_source(parts)
+    if path is not None:
+        return path
+    table = _catalog_table(session, lowered)
+    return session.tables.get(table.display, table)
+
+
+def _path_source(parts: list[str]) -> Source | None:
+    """parquet.`s3a://bucket/key`: Spark's SQL on files. The path is everything after the format."""
+    if len(parts) >= 2 and parts[0].lower() in PATH_FORMATS:
+        location = ", ".join(parts[1:])
+        if "/" in location:
+            provider = parts[0].lower()
+            return Source(display=f"{provider}.`{location}`", kind="path", provider=provider, location=location)
+    return None
+
+
+def _catalog_table(session: _Session, parts: list[str]) -> Source:
+    """The fully qualified name Spark's resolution gives a 1-, 2- or 3+-part table name."""
+    if len(parts) == 1:
+        catalog, database, name = session.catalog, session.database, parts[0]
+    elif len(parts) == 2:
+        catalog, database, name = session.catalog, parts[0], parts[1]
+    else:
+        catalog, database, name = parts[0], ".".join(parts[1:-1]), parts[-1]
+    return Source(
+        display=f"{catalog}.{database}.{name}",
+        kind="table",
+        catalog=catalog,
+        database=database,
+        name=name,
+    )
