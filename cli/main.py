@@ -40,6 +40,9 @@ def cmd_extract(args) -> int:
     from planlineage.registry import ConfigError
 
     if len(args.script) > 1 or Path(args.script[0]).is_dir():
+        if args.engine == "spark":
+            print("planlineage: --engine spark extracts one script at a time; pass a single file.", file=sys.stderr)
+            return EXIT_FAILED
         return cmd_backfill(args)
     try:
         script = _read_script(args.script[0])
@@ -48,9 +51,15 @@ def cmd_extract(args) -> int:
         return EXIT_FAILED
     try:
         identity = _identity_config(args)
-        lineage = extract(
-            script, flink_version=args.flink_version, jars=args.jar, identity=identity, columns=args.columns
-        )
+        if args.engine == "spark":
+            from planlineage.spark import extract as spark_extract
+
+            conf = dict(pair.split("=", 1) for pair in args.spark_conf)
+            lineage = spark_extract(script, spark_version=args.spark_version, identity=identity, conf=conf)
+        else:
+            lineage = extract(
+                script, flink_version=args.flink_version, jars=args.jar, identity=identity, columns=args.columns
+            )
     except (ExtractError, ConfigError) as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -132,7 +141,8 @@ def render_table(lineage) -> str:
             return "(no dataset)"
         return ", ".join(f"{d.namespace} {d.name}" for d in table.datasets)
 
-    lines = [f"Flink {lineage.flink_version}, {lineage.runtime_mode}: {len(lineage.sinks)} sink(s)"]
+    engine = f"Spark {lineage.spark_version}" if lineage.engine == "spark" else f"Flink {lineage.flink_version}"
+    lines = [f"{engine}, {lineage.runtime_mode}: {len(lineage.sinks)} sink(s)"]
     for sink in lineage.sinks:
         lines.append("")
         lines.append(f"{sink.table} [{sink.connector}]  {datasets(sink)}")
@@ -188,6 +198,28 @@ def cmd_flink(args) -> int:
     return EXIT_OK
 
 
+def cmd_spark(args) -> int:
+    from planlineage.spark.provision import ProvisionError, ensure, list_installed
+
+    if args.spark_command == "list":
+        for minor, info in list_installed().items():
+            print(f"{minor:<5} {info['version']:<7} {info['state']:<14} {info['path']}")
+        return EXIT_OK
+    try:
+        for version in args.versions:
+            ensure(version, force=True)
+    except ProvisionError as error:
+        print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    return EXIT_OK
+
+
+def _spark_conf_pair(text: str) -> str:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="planlineage", description="OpenLineage for platform-submitted Flink SQL jobs."
@@ -213,6 +245,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="add column lineage per sink: {sink_column: [{table, column, transformations}]}",
     )
+    extract.add_argument("--engine", choices=["flink", "spark"], default="flink", help="whose SQL the script is")
+    extract.add_argument("--spark-version", default=None, help="with --engine spark: 3.5 or 4.0 (default 3.5)")
+    extract.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        type=_spark_conf_pair,
+        metavar="KEY=VALUE",
+        help="with --engine spark: the job's Spark conf that names tables (warehouse dir, Hive metastore URIs)",
+    )
     identity_options(extract)
     extract.set_defaults(run=cmd_extract)
 
@@ -228,6 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("versions", nargs="+", help="e.g. 1.20 2.3")
     flink_commands.add_parser("list", help="show which versions are provisioned")
     flink.set_defaults(run=cmd_flink)
+
+    spark = commands.add_parser("spark", help="manage the per-version Spark environments")
+    spark_commands = spark.add_subparsers(dest="spark_command", required=True)
+    spark_install = spark_commands.add_parser("install", help="(re)provision Spark versions")
+    spark_install.add_argument("versions", nargs="+", help="e.g. 3.5 4.0")
+    spark_commands.add_parser("list", help="show which Spark versions are provisioned")
+    spark.set_defaults(run=cmd_spark)
 
     worker = commands.add_parser("worker", help="warm planners: one long-lived JVM per Flink version")
     worker_commands = worker.add_subparsers(dest="worker_command", required=True)

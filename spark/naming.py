@@ -81,8 +81,24 @@ def _managed_location(source: Source, conf: Mapping[str, str]) -> str | None:
     return f"{root}/{source.database}.db/{source.name}"
 
 
+def _location_uri(location: str) -> tuple[str, str]:
+    """FilesystemDatasetUtils.toLocation(fromLocation(x)): the normalised location, as (namespace, name)."""
+    return filesystem_identity(location)
+
+
+def _warehouse_namespace(root: str) -> str:
+    """FilesystemDatasetUtils.fromLocationAndName(warehouse, …).namespace: the warehouse URI itself."""
+    ns, path = _location_uri(root)
+    if ns == "file":  # LocalFilesystemDatasetExtractor: `file:/path`, or `file` for the root
+        path = path.rstrip("/")
+        return f"file:{path}" if path else "file"
+    return ns if path == "/" else f"{ns}/{path.strip('/')}"
+
+
 def _table_symlink(source: Source, location: str | None, conf: Mapping[str, str]) -> Symlink | None:
-    """The TABLE symlink openlineage-spark attaches to a catalog table's location dataset."""
+    """The TABLE symlink openlineage-spark attaches to a catalog table's location dataset
+    (PathUtils.fromTableIdentifier): the Hive metastore's name, else the warehouse's when the
+    table lies under it, else none."""
     if source.kind != "table":
         return None
     name = f"{source.database}.{source.name}" if source.database else str(source.name)
@@ -92,12 +108,15 @@ def _table_symlink(source: Source, location: str | None, conf: Mapping[str, str]
     root = warehouse(conf)
     if root and location:
         try:
-            root_ns, root_name = filesystem_identity(root)
-            ns, path = filesystem_identity(location)
+            root_ns, root_path = _location_uri(root)
+            ns, path = _location_uri(location)
         except LocationError:
             return None
-        if ns == root_ns and path.startswith(root_name.rstrip("/") + "/"):
-            return Symlink(namespace=root_ns, name=name, type="TABLE")
+        base = root_path.strip("/")
+        inner = path.strip("/")
+        # java.net.URI.relativize: same scheme and authority, and the path below the base's.
+        if ns == root_ns and (not base or inner == base or inner.startswith(base + "/")):
+            return Symlink(namespace=_warehouse_namespace(root), name=name, type="TABLE")
     return None
 
 

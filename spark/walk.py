@@ -49,6 +49,25 @@ UNSUPPORTED_WRITES = {
 }
 
 
+# Spark's DataSource.backwardCompatibilityMap and the packages its built-in sources live in:
+# `USING org.apache.spark.sql.jdbc` is `USING jdbc`.
+_PROVIDER_ALIASES = {"com.databricks.spark.csv": "csv", "com.databricks.spark.avro": "avro"}
+_BUILTIN_FORMATS = ("jdbc", "parquet", "orc", "json", "csv", "text", "avro")
+
+
+def provider_name(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    name = raw.strip().lower()
+    if name in _PROVIDER_ALIASES:
+        return _PROVIDER_ALIASES[name]
+    if name.startswith("org.apache.spark.sql."):
+        for segment in reversed(name.split(".")):
+            if segment in _BUILTIN_FORMATS:
+                return segment
+    return name
+
+
 @dataclass
 class Source:
     """A table as the script uses it: what it is named, and what is known of its storage."""
@@ -149,7 +168,7 @@ def walk(statements: list[dict]) -> ScriptLineage:
                 write(target, _inputs(query))
         elif kind == "InsertIntoDir":
             location = extra.get("location")
-            provider = (extra.get("provider") or "hive").lower()
+            provider = provider_name(extra.get("provider")) or "hive"
             target = Source(display=f"{provider}.`{location}`", kind="directory", provider=provider, location=location)
             query = root.child("child") or (root.children[0] if root.children else None)
             write(target, _inputs(query))
@@ -169,7 +188,7 @@ def walk(statements: list[dict]) -> ScriptLineage:
         elif kind == "CreateTempViewUsing":
             name = str((root.fields.get("tableIdent") or {}).get("table", "")).lower()
             options = {str(k).lower(): str(v) for k, v in (extra.get("options") or {}).items()}
-            provider = str(root.fields.get("provider") or "").lower()
+            provider = provider_name(root.fields.get("provider"))
             schema = root.fields.get("userSpecifiedSchema") or {}
             view = Source(
                 display=name,
@@ -196,7 +215,7 @@ def _declare(session: _Session, root: Node) -> Source:
     parts = [p.lower() for p in name_parts((name_node.fields if name_node else {}).get("nameParts"))]
     spec = table_spec(root)
     source = _catalog_table(session, parts)
-    source.provider = (spec["provider"] or "hive").lower()
+    source.provider = provider_name(spec["provider"]) or "hive"  # no USING: a Hive table
     options = {str(k).lower(): v for k, v in spec["options"].items()}
     source.location = spec["location"] or options.get("path")
     source.options = options

@@ -1,0 +1,137 @@
+"""The walk and naming over Spark's own parsed plans of every supported version, with no JVM.
+
+The plans are recorded by tests/fixtures/spark/generate.py; the expected lineage
+(tests/fixtures/spark/expected.json) is written by hand and must hold on every version.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planlineage.pipeline import ExtractError
+from planlineage.planner import script as sql_script
+from planlineage.spark.extract import lineage_of
+from planlineage.spark.versions import SUPPORTED
+
+SPARK = Path(__file__).parent.parent / "fixtures" / "spark"
+EXPECTED = json.loads((SPARK / "expected.json").read_text())["cases"]
+
+
+def summary(lineage) -> list[dict]:
+    def table(t):
+        return {
+            "table": t.table,
+            "connector": t.connector,
+            "datasets": [f"{d.namespace} {d.name}" for d in t.datasets],
+        }
+
+    return [{**table(s), "inputs": [table(i) for i in s.inputs]} for s in lineage.sinks]
+
+
+def replay(minor: str, case: str, conf=None, identity=None):
+    answer = json.loads((SPARK / "plans" / minor / f"{case}.json").read_text())
+    script = (SPARK / ("broken.sql" if case == "broken" else f"sql/{case}.sql")).read_text()
+    return lineage_of(answer, sql_script.split(script), script, identity=identity, conf=conf)
+
+
+def cases():
+    return [pytest.param(minor, case, id=f"{minor}-{case}") for minor in SUPPORTED for case in sorted(EXPECTED)]
+
+
+def test_every_version_has_every_case():
+    for minor, spark in SUPPORTED.items():
+        for case in EXPECTED:
+            answer = json.loads((SPARK / "plans" / minor / f"{case}.json").read_text())
+            assert answer["ok"] and answer["spark_version"] == spark.version
+
+
+@pytest.mark.parametrize("minor,case", cases())
+def test_corpus_lineage_is_the_same_on_every_version(minor, case):
+    expected = EXPECTED[case]
+    lineage = replay(minor, case, conf=expected["conf"])
+    assert summary(lineage) == expected["sinks"]
+    assert len(lineage.warnings) == expected["warnings"], lineage.warnings
+    assert lineage.spark_version == SUPPORTED[minor].version
+    assert lineage.runtime_mode == "batch"
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_no_secret_in_the_document(minor):
+    for case in EXPECTED:
+        text = json.dumps(replay(minor, case, conf=EXPECTED[case]["conf"]).to_json_dict())
+        assert "FAKE" not in text
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_undeclared_tables_warn_and_name_nothing_without_a_metastore(minor):
+    lineage = replay(minor, "views_ctes_jdbc")
+    customers = lineage.sinks[0].inputs[2]
+    assert customers.datasets == []
+    assert lineage.warnings == [
+        "table spark_catalog.sales.customers: not created in the script and no Hive metastore configured "
+        "(spark.sql.catalogImplementation=hive, spark.sql.hive.metastore.uris), so its physical identity "
+        "cannot be known; no dataset"
+    ]
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_hive_metastore_names_catalog_tables_and_symlinks_locations(minor):
+    lineage = replay(minor, "hive_metastore", conf=EXPECTED["hive_metastore"]["conf"])
+    sink = lineage.sinks[0]
+    assert [(s.namespace, s.name, s.type) for s in sink.datasets[0].symlinks] == [
+        ("hive://hms.prod:9083", "warehouse_db.external_sales", "TABLE")
+    ]
+    raw = sink.inputs[0].datasets[0]
+    assert [(s.namespace, s.name) for s in raw.symlinks] == [("hive://hms.prod:9083", "warehouse_db.raw_sales")]
+    assert any("spark_catalog.other_db.copy: not created in the script" in w for w in lineage.warnings)
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_managed_table_gets_the_warehouse_symlink(minor):
+    lineage = replay(minor, "ctas_rtas", conf=EXPECTED["ctas_rtas"]["conf"])
+    managed = lineage.sinks[2].datasets[0]
+    assert [(s.namespace, s.name) for s in managed.symlinks] == [("s3://lake/warehouse", "default.managed_copy")]
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_managed_table_without_warehouse_warns(minor):
+    lineage = replay(minor, "ctas_rtas", conf={})
+    assert lineage.sinks[2].datasets == []
+    assert any("spark.sql.warehouse.dir" in w and "managed_copy" in w for w in lineage.warnings)
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_declared_schema_is_the_tables(minor):
+    lineage = replay(minor, "views_ctes_jdbc")
+    assert [(c.name, c.type) for c in lineage.sinks[0].schema_] == [("id", "BIGINT"), ("total", "DOUBLE")]
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_jdbc_subquery_is_a_warning_not_a_guess(minor):
+    lineage = replay(minor, "jdbc_write")
+    assert lineage.warnings == [
+        "table pg_query: a JDBC query or subquery ('query' / dbtable '(…)') names no table without parsing the "
+        "database's SQL; no dataset"
+    ]
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_gravitino_profile_names_by_table(minor):
+    from planlineage.registry import load_config
+
+    config = load_config(None, profile="gravitino", metalake="prod_lake")
+    lineage = replay(minor, "views_ctes_jdbc", identity=config)
+    sink = lineage.sinks[0]
+    assert [(d.namespace, d.name) for d in sink.datasets] == [("prod_lake", "spark_catalog.sales.enriched")]
+    assert [(d.namespace, d.name) for d in sink.inputs[2].datasets] == [("prod_lake", "spark_catalog.sales.customers")]
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_broken_script_names_statement_line_and_sparks_reason(minor):
+    with pytest.raises(ExtractError) as raised:
+        replay(minor, "broken")
+    message = str(raised.value)
+    assert raised.value.line == 5
+    assert message.startswith("statement at line 4 (INSERT INTO t SELECT a FRM v) cannot be parsed: line 5: ")
+    assert "[PARSE_SYNTAX_ERROR]" in message
