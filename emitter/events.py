@@ -69,6 +69,8 @@ PRODUCER = "https://github.com/planlineage/planlineage"
 
 #: The integration name in the ``jobType`` facet, as openlineage-flink writes it.
 INTEGRATION = "FLINK"
+#: ... and as openlineage-spark writes it, for Spark SQL jobs analysed by planlineage.spark.
+SPARK_INTEGRATION = "SPARK"
 #: Bounds an error message kept in the ``errorMessage`` facet.
 MAX_ERROR_CHARS = 4000
 
@@ -251,15 +253,18 @@ def build_events(
     processing = "BATCH" if lineage.runtime_mode == "batch" else "STREAMING"
     job_facets: dict[str, Any] = {
         "jobType": job_type_job.JobTypeJobFacet(
-            processingType=processing, integration=INTEGRATION, jobType="SQL", producer=PRODUCER
+            processingType=processing,
+            integration=SPARK_INTEGRATION if lineage.engine == "spark" else INTEGRATION,
+            jobType="SQL",
+            producer=PRODUCER,
         )
     }
     if sql:
-        job_facets["sql"] = sql_job.SQLJobFacet(query=sql, dialect="flink", producer=PRODUCER)
+        job_facets["sql"] = sql_job.SQLJobFacet(query=sql, dialect=lineage.engine, producer=PRODUCER)
 
     base_run_facets: dict[str, Any] = {
         "processing_engine": processing_engine_run.ProcessingEngineRunFacet(
-            version=lineage.flink_version or "unknown", name="flink", producer=PRODUCER
+            version=lineage.spark_version or lineage.flink_version or "unknown", name=lineage.engine, producer=PRODUCER
         )
     }
     if event_type == "FAIL" and error:
