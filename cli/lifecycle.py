@@ -117,6 +117,9 @@ def cmd_submit(args) -> None:
             "run_id": run_id,
             "job_name": args.job_name,
             "flink_version": args.flink_version,
+            # Spark SQL (issue 14): the runner extracts with planlineage.spark instead of Flink's planner.
+            "engine": args.engine,
+            "spark_version": args.spark_version,
             "jars": jars,
             "sql": sql,
             "error": error,
@@ -228,6 +231,8 @@ def add_commands(commands) -> None:
     submit.add_argument("--flink-version", default=None)
     submit.add_argument("--sql-file", required=True)
     submit.add_argument("--jar", action="append", default=[])
+    submit.add_argument("--engine", choices=["flink", "spark"], default="flink", help="whose SQL the job is")
+    submit.add_argument("--spark-version", default=None, help="with --engine spark: 3.5 or 4.0")
     submit.add_argument("--lineage-enable", action="store_true")
     submit.set_defaults(run=cmd_submit)
 

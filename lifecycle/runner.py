@@ -244,14 +244,21 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
         sql = job.get("sql") or ""
         try:
             _set_sql(store, app_id, run_id, _redacted_sql(sql))
-            lineage = extraction.extract(
-                sql,
-                flink_version=job.get("flink_version"),
-                jars=job.get("jars") or [],
-                identity=_identity(Settings(store)),
-                timeout=timeout,
-                columns=True,
-            )  # events carry the columnLineage facet
+            if job.get("engine") == "spark":  # Spark SQL: Spark's own parser (planlineage.spark)
+                from planlineage import spark
+
+                lineage = spark.extract(
+                    sql, spark_version=job.get("spark_version"), identity=_identity(Settings(store)), timeout=timeout
+                )
+            else:
+                lineage = extraction.extract(
+                    sql,
+                    flink_version=job.get("flink_version"),
+                    jars=job.get("jars") or [],
+                    identity=_identity(Settings(store)),
+                    timeout=timeout,
+                    columns=True,
+                )  # events carry the columnLineage facet
         except WorkerTimeout as error:
             reason = str(error)
         except Exception as error:
