@@ -141,6 +141,11 @@ def walk(statements: list[dict]) -> ScriptLineage:
 
         extra = statement.get("extra") or {}
         line = statement.get("line")
+        analysis = statement.get("analysis") or {}
+        if analysis.get("rejected"):
+            # Every table it reads was declared, and Spark's analyzer still refuses it: the job
+            # will fail the same way. The lineage is kept (fail-open); the reason is Spark's.
+            result.warnings.append(f"statement at line {line}: Spark's analyzer rejects it: {analysis['rejected']}")
         if kind == "SetCatalogAndNamespace":
             parts = [
                 p.lower()
@@ -156,6 +161,8 @@ def walk(statements: list[dict]) -> ScriptLineage:
                 session.database = parts[-1]
         elif kind in ("CreateTableAsSelect", "ReplaceTableAsSelect", "CreateTable", "ReplaceTable"):
             target = _declare(session, root)
+            if not target.columns and analysis.get("schema"):  # CTAS: the analysed query's columns
+                target.columns = [{"name": c["name"], "type": type_name(c["type"])} for c in analysis["schema"]]
             query = root.child("query")
             if query is not None:
                 write(target, _inputs(query))

@@ -82,6 +82,234 @@ def _extra(plan) -> dict:
     return {}
 
 
+#: Analysis failures that only mean a table is not known here (not declared in the script).
+_NOT_KNOWN = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND", "VIEW_NOT_FOUND", "REQUIRES_SINGLE_PART_NAMESPACE")
+
+
+#: Statements whose analysis reads tables (creating a view analyses its query).
+_READS = {
+    "CreateViewCommand",
+    "CreateView",
+    "CacheTableAsSelect",
+    "InsertIntoStatement",
+    "InsertIntoDir",
+    "CreateTableAsSelect",
+    "ReplaceTableAsSelect",
+    "MergeIntoTable",
+    "UnresolvedWith",
+    "WithCTE",
+}
+
+
+def _nodes(value):
+    if isinstance(value, dict):
+        if "class" in value:
+            yield value
+        for item in value.values():
+            yield from _nodes(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _nodes(item)
+
+
+class Shadows:
+    """Spark's analyzer over a job whose tables resolve, with no data anywhere.
+
+    Each table and view the script declares with a schema is re-created empty in a throwaway
+    session: tables as empty managed parquet tables in the private warehouse, views over a data
+    source as empty local relations, views over queries as themselves (creating a view only
+    analyses its query). Each write is then analysed, never executed: Spark's own reason when a
+    statement is wrong, and the output schema of CTAS. A statement reading a table the script
+    does not declare is simply not analysed. Everything is dropped after the job.
+    """
+
+    def __init__(self, spark):
+        self.session = spark.newSession()
+        self.jsession = self.session._jsparkSession
+        self.jvm = spark._jvm
+        self.analyzer = self.jsession.sessionState().analyzer()
+        self.databases: set[str] = set()
+        self.tables: list[str] = []
+        self.views: list[str] = []
+        self.known: set[str] = set()  # `db`.`t` of every shadow table and persistent view, lower-cased
+        self.temp_views: set[str] = set()  # temporary (and global temporary) views created
+
+    def _tracker(self):
+        return self.jvm.org.apache.spark.sql.catalyst.QueryPlanningTracker(self.jvm.scala.Option.empty())
+
+    def _database(self, name: str) -> None:
+        if name not in self.databases and name != "default":
+            self.jsession.sql(f"CREATE DATABASE IF NOT EXISTS `{name}`")
+            self.databases.add(name)
+
+    def _struct(self, fields: list[dict]):
+        schema = {"type": "struct", "fields": [dict(f, nullable=True, metadata={}) for f in fields]}
+        return self.jvm.org.apache.spark.sql.types.DataType.fromJson(json.dumps(schema))
+
+    def _qualified(self, parts: list[str]) -> tuple[str, str] | None:
+        if len(parts) == 3 and parts[0].lower() == "spark_catalog":
+            parts = parts[1:]
+        if len(parts) == 1:
+            return self.jsession.sessionState().catalog().getCurrentDatabase(), parts[0]
+        if len(parts) == 2:
+            return parts[0], parts[1]
+        return None  # another catalog: nothing to shadow it with
+
+    def _table(self, parts: list[str], struct) -> None:
+        found = self._qualified(parts)
+        if found is None:
+            return
+        database, table = found
+        self._database(database)
+        name = f"`{database}`.`{table}`"
+        self.jsession.sql(f"DROP TABLE IF EXISTS {name}")
+        self.jsession.catalog().createTable(f"{database}.{table}", "parquet", struct, self.jvm.java.util.HashMap())
+        self.tables.append(name)
+        self.known.add(name.lower())
+
+    def _all_shadowed(self, tree: list[dict]) -> bool:
+        """Whether every table the statement reads is one this session created: only then does
+        the analyzer run, so that it never looks for anything outside (a path, a metastore)."""
+        ctes = set()
+        names = []
+        for node in _nodes(tree):
+            kind = str(node.get("class", "")).rsplit(".", 1)[-1]
+            if kind == "UnresolvedRelation":
+                names.append([p.lower() for p in _parts(node.get("multipartIdentifier"))])
+            elif kind in ("UnresolvedWith", "WithCTE"):
+                ctes.update(str(r.get("_1", "")).lower() for r in node.get("cteRelations") or [] if isinstance(r, dict))
+        for parts in names:
+            if len(parts) == 1 and (parts[0] in ctes or parts[0] in self.temp_views):
+                continue
+            if len(parts) == 2 and parts[0] == "global_temp" and parts[1] in self.temp_views:
+                continue
+            found = self._qualified(parts)
+            if found is None or f"`{found[0].lower()}`.`{found[1].lower()}`" not in self.known:
+                return False
+        return True
+
+    def analyse(self, plan, described: dict, sql: str) -> dict:
+        kind = described["class"]
+        tree = described["plan"]
+        top = tree[0]
+        if kind in _READS and not self._all_shadowed(tree):
+            return {"analyzed": False}
+        try:
+            if kind == "SetCatalogAndNamespace":
+                parts = _parts(tree[1].get("multipartIdentifier")) if len(tree) > 1 else []
+                if parts and (len(parts) == 1 or parts[0].lower() == "spark_catalog"):
+                    self._database(parts[-1])
+                    self.jsession.catalog().setCurrentDatabase(parts[-1])
+                return {}
+            if kind == "CreateTempViewUsing":
+                schema = top.get("userSpecifiedSchema")
+                if schema:
+                    frame = self.jsession.createDataFrame(
+                        self.jvm.java.util.ArrayList(), self._struct(schema["fields"])
+                    )
+                    name = top["tableIdent"]["table"]
+                    self.temp_views.add(name.lower())
+                    if top.get("global"):
+                        frame.createOrReplaceGlobalTempView(name)
+                    else:
+                        frame.createOrReplaceTempView(name)
+                return {}
+            if kind in ("CreateViewCommand", "CreateView"):
+                if kind == "CreateView":  # a persistent view: dropped after the job like the shadows
+                    found = self._qualified(_parts(tree[1].get("nameParts")))
+                    if found is None:
+                        return {}
+                    self._database(found[0])
+                    self.views.append(f"`{found[0]}`.`{found[1]}`")
+                self.jsession.sql(sql)  # creating a view analyses its query, reads nothing
+                if kind == "CreateView":
+                    self.known.add(self.views[-1].lower())
+                else:
+                    self.temp_views.add(str(top["name"]["table"]).lower())
+                return {"analyzed": True}
+            if kind == "CacheTableAsSelect":  # never cache: the same view, uncached
+                self.jsession.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{top['tempViewName']}` AS {top['originalText']}")
+                self.temp_views.add(str(top["tempViewName"]).lower())
+                return {"analyzed": True}
+            if kind == "CreateTable":
+                columns = _columns(top)
+                # A partitioned table cannot be shadowed faithfully: its writes stay unanalysed.
+                if columns and not top.get("partitioning"):
+                    self._table(_parts(tree[1].get("nameParts")), self._struct(columns))
+                return {}
+            if kind == "InsertIntoStatement":
+                return self._query(plan.query())
+            if kind == "InsertIntoDir":
+                return self._query(plan.child())
+            if kind in ("CreateTableAsSelect", "ReplaceTableAsSelect"):
+                result = self._query(plan.query(), schema=True)
+                if not top.get("partitioning"):
+                    self._table(_parts(tree[1].get("nameParts")), self._struct(result["schema"]))
+                return result
+            if kind == "MergeIntoTable" or (kind in ("UnresolvedWith", "WithCTE") and len(tree) > 1):
+                self.analyzer.executeAndCheck(plan, self._tracker())
+                return {"analyzed": True}
+            return {}
+        except Exception as error:
+            java = _java_error(error)
+            condition = None
+            try:
+                condition = java.getErrorClass() if java is not None else None
+            except Exception:  # not a SparkThrowable
+                condition = None
+            if condition in _NOT_KNOWN:
+                return {"analyzed": False}
+            message, _ = _reason(error)
+            return {"analyzed": False, "rejected": message.split("; line ")[0]}
+
+    def _query(self, query, schema: bool = False) -> dict:
+        """Analyses the query a write reads (the target side is left to the real job: a shadow
+        knows no partitioning, no provider, no constraints)."""
+        analyzed = self.analyzer.executeAndCheck(query, self._tracker())
+        result: dict = {"analyzed": True}
+        if schema:
+            fields = json.loads(analyzed.schema().json())["fields"]
+            result["schema"] = [{"name": f["name"], "type": f["type"]} for f in fields]
+        return result
+
+    def close(self) -> None:
+        for name in reversed(self.views):
+            try:
+                self.jsession.sql(f"DROP VIEW IF EXISTS {name}")
+            except Exception:  # dropped with its database below, or never created
+                pass
+        for name in reversed(self.tables):
+            try:
+                self.jsession.sql(f"DROP TABLE IF EXISTS {name}")
+            except Exception:  # the next job's session starts from its own names anyway
+                pass
+        for database in self.databases:
+            try:
+                self.jsession.sql(f"DROP DATABASE IF EXISTS `{database}` CASCADE")
+            except Exception:
+                pass
+
+
+def _parts(value) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    text = str(value or "")
+    text = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    return text.split(", ") if text else []
+
+
+def _columns(top: dict) -> list[dict]:
+    schema = top.get("tableSchema")
+    if isinstance(schema, dict):  # Spark 3.5
+        return [{"name": f["name"], "type": f["type"]} for f in schema.get("fields", [])]
+    found = []
+    for column in top.get("columns") or []:  # Spark 4.0: ColumnDefinition nodes
+        definition = column[0] if isinstance(column, list) and column else column
+        if isinstance(definition, dict) and "name" in definition:
+            found.append({"name": definition["name"], "type": definition.get("dataType")})
+    return found
+
+
 class Analyzer:
     def __init__(self, warehouse: str):
         from pyspark.sql import SparkSession
@@ -96,6 +324,8 @@ class Analyzer:
             .config("spark.driver.host", "127.0.0.1")
             .config("spark.driver.bindAddress", "127.0.0.1")
             .config("spark.sql.shuffle.partitions", "1")
+            # parquet.`path` must never reach a file system: such a relation stays unresolved.
+            .config("spark.sql.runSQLOnFiles", "false")
             .getOrCreate()
         )
         self.spark.sparkContext.setLogLevel("ERROR")
@@ -104,6 +334,7 @@ class Analyzer:
 
     def analyze(self, request: dict) -> dict:
         described = []
+        plans = []
         for index, statement in enumerate(request["statements"]):
             try:
                 plan = self.parser.parsePlan(statement["sql"])
@@ -124,9 +355,20 @@ class Analyzer:
                         "message": f"Spark could not describe the parsed plan: {message}",
                     },
                 }
+            plans.append(plan)
             described.append(
                 {"line": statement["line"], "class": plan.getClass().getSimpleName(), "plan": tree, "extra": extra}
             )
+        try:
+            shadows = Shadows(self.spark)
+        except Exception:  # analysis is an addition: the parse alone still gives the lineage
+            shadows = None
+        if shadows is not None:
+            try:
+                for plan, item, statement in zip(plans, described, request["statements"]):
+                    item["analysis"] = shadows.analyse(plan, item, statement["sql"])
+            finally:
+                shadows.close()
         return {"ok": True, "spark_version": self.version, "statements": described}
 
 

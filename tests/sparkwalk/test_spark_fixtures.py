@@ -135,3 +135,36 @@ def test_broken_script_names_statement_line_and_sparks_reason(minor):
     assert raised.value.line == 5
     assert message.startswith("statement at line 4 (INSERT INTO t SELECT a FRM v) cannot be parsed: line 5: ")
     assert "[PARSE_SYNTAX_ERROR]" in message
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_analyzer_checks_writes_whose_tables_are_declared(minor):
+    lineage = replay(minor, "analyzed")
+    rejected = [w for w in lineage.warnings if "Spark's analyzer rejects it" in w]
+    assert len(rejected) == 1
+    assert rejected[0].startswith(
+        "statement at line 6: Spark's analyzer rejects it: [UNRESOLVED_COLUMN.WITH_SUGGESTION]"
+    )
+    assert "`nope`" in rejected[0]
+    # CTAS: the columns come from the analysed query.
+    report = lineage.sinks[1]
+    assert [(c.name, c.type) for c in report.schema_] == [("id", "BIGINT"), ("doubled", "DOUBLE")]
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_undeclared_tables_are_not_analysed_and_not_rejected(minor):
+    answer = json.loads((SPARK / "plans" / minor / "analyzed.json").read_text())
+    analysis = [s.get("analysis") for s in answer["statements"]]
+    assert analysis[5] == {"analyzed": False}  # INSERT … FROM unknown_table: not known here, no warning
+    assert analysis[2] == {"analyzed": True}
+    # A cached view over a CTAS target, both shadowed: the directory write is analysed too.
+    assert analysis[6] == analysis[7] == {"analyzed": True}
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_paths_and_undeclared_tables_never_reach_the_analyzer(minor):
+    """parquet.`path` would make the analyzer look at a file system: such statements are not analysed."""
+    for case in ("merge_paths", "cache_views_multi", "views_ctes_jdbc"):
+        answer = json.loads((SPARK / "plans" / minor / f"{case}.json").read_text())
+        assert all(not (s.get("analysis") or {}).get("analyzed") for s in answer["statements"]), case
+        assert not any((s.get("analysis") or {}).get("rejected") for s in answer["statements"]), case
