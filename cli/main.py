@@ -54,6 +54,9 @@ def cmd_extract(args) -> int:
         if args.engine == "spark":
             from planlineage.spark import extract as spark_extract
 
+            if args.columns or args.jar:
+                print("planlineage: --columns and --jar apply to Flink only; ignored for Spark.", file=sys.stderr)
+
             conf = dict(pair.split("=", 1) for pair in args.spark_conf)
             lineage = spark_extract(script, spark_version=args.spark_version, identity=identity, conf=conf)
         else:

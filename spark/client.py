@@ -71,6 +71,7 @@ class SparkParser:
         self._lines.put(None)
 
     def _next(self, deadline: float) -> dict:
+        """The next protocol line (a JSON object with `ready` or `id`)."""
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -85,7 +86,12 @@ class SparkParser:
                 raise PlannerError(f"the Spark analyzer exited (code {code}); see {self.provisioned.log}")
             line = line.strip()
             if line.startswith("{"):
-                return json.loads(line)
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(message, dict) and ("ready" in message or "id" in message):
+                    return message
 
     def parse(self, statements: list[dict], timeout: float = 120.0) -> dict:
         """Sends one job's statements; returns the server's answer (see analyze_server)."""

@@ -58,9 +58,12 @@ def lineage_of(
     secrets = spark_options(script)
     if not answer.get("ok"):
         raise _parse_error(answer.get("error") or {}, statements, secrets)
-    found = walk(answer["statements"])
-    warnings = list(found.warnings)
     conf = dict(conf or {})
+    catalogs = frozenset(
+        k.split(".")[3].lower() for k in conf if k.startswith("spark.sql.catalog.") and k.count(".") == 3
+    )
+    found = walk(answer["statements"], catalogs - {"spark_catalog"})
+    warnings = list(found.warnings)
     sinks = []
     for target in found.targets:
         sink = table_lineage(target.source, conf, identity, warnings)

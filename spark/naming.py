@@ -167,6 +167,12 @@ def _undeclared(
         return TableLineage(
             table=source.display, datasets=[Dataset(namespace=link.namespace, name=name, symlinks=[link])]
         )
+    if source.catalog != "spark_catalog":
+        warnings.append(
+            f"table {source.display}: a table of catalog '{source.catalog}' not created in the script; its "
+            "location is known only to that catalog; no dataset"
+        )
+        return TableLineage(table=source.display)
     warnings.append(
         f"table {source.display}: not created in the script and no Hive metastore configured "
         "(spark.sql.catalogImplementation=hive, spark.sql.hive.metastore.uris), so its physical identity "

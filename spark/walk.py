@@ -104,11 +104,13 @@ class _Session:
     global_views: dict[str, list[Source]] = field(default_factory=dict)
     views: dict[str, list[Source]] = field(default_factory=dict)  # qualified persistent views
     tables: dict[str, Source] = field(default_factory=dict)  # qualified -> declared table
+    catalogs: frozenset[str] = frozenset()
 
 
-def walk(statements: list[dict]) -> ScriptLineage:
-    """`statements`: the analyze server's answer items ({line, class, plan, extra})."""
-    session = _Session()
+def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> ScriptLineage:
+    """`statements`: the analyze server's answer items ({line, class, plan, extra, analysis});
+    `catalogs`: the catalogs the job's conf registers (`spark.sql.catalog.<name>`), lower-cased."""
+    session = _Session(catalogs=catalogs)
     result = ScriptLineage()
     by_target: dict[str, Target] = {}
 
@@ -153,6 +155,8 @@ def walk(statements: list[dict]) -> ScriptLineage:
             ]
             if len(parts) >= 2:
                 session.catalog, session.database = parts[0], ".".join(parts[1:])
+            elif parts and parts[0] in session.catalogs:  # USE ice: that catalog, its root namespace
+                session.catalog, session.database = parts[0], ""
             elif parts:
                 session.database = parts[0]
         elif kind == "SetNamespaceCommand":  # USE in older parsers
@@ -314,17 +318,15 @@ def _path_source(parts: list[str]) -> Source | None:
 
 
 def _catalog_table(session: _Session, parts: list[str]) -> Source:
-    """The fully qualified name Spark's resolution gives a 1-, 2- or 3+-part table name."""
-    if len(parts) == 1:
+    """The fully qualified name Spark's resolution gives a table name: a first part naming a
+    registered catalog is that catalog (as in CatalogAndIdentifier), else the current one."""
+    if len(parts) >= 2 and (parts[0] in session.catalogs or parts[0] == SESSION_CATALOG):
+        catalog, database, name = parts[0], ".".join(parts[1:-1]), parts[-1]
+    elif len(parts) == 1:
         catalog, database, name = session.catalog, session.database, parts[0]
     elif len(parts) == 2:
         catalog, database, name = session.catalog, parts[0], parts[1]
     else:
         catalog, database, name = parts[0], ".".join(parts[1:-1]), parts[-1]
-    return Source(
-        display=f"{catalog}.{database}.{name}",
-        kind="table",
-        catalog=catalog,
-        database=database,
-        name=name,
-    )
+    display = ".".join(part for part in (catalog, database, name) if part)
+    return Source(display=display, kind="table", catalog=catalog, database=database or None, name=name)

@@ -380,8 +380,10 @@ def main() -> int:
         os.environ["PYSPARK_SUBMIT_ARGS"] = (
             f"--driver-memory 512m --driver-java-options '{' '.join(args.java_option)}' pyspark-shell"
         )
-    out = sys.stdout
-    # PySpark's launcher and the JVM print to stdout; the protocol owns it, so they get stderr.
+    # The protocol owns stdout. PySpark's launcher and the JVM it starts inherit file
+    # descriptor 1 and may print there (Spark 4 logs JSON lines): they get stderr instead.
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
     sys.stdout = sys.stderr
     with tempfile.TemporaryDirectory(prefix="planlineage-spark-") as warehouse:
         analyzer = Analyzer(os.path.join(warehouse, "warehouse"))
