@@ -54,11 +54,13 @@ def cmd_extract(args) -> int:
         if args.engine == "spark":
             from planlineage.spark import extract as spark_extract
 
-            if args.columns or args.jar:
-                print("planlineage: --columns and --jar apply to Flink only; ignored for Spark.", file=sys.stderr)
+            if args.jar:
+                print("planlineage: --jar applies to Flink only; ignored for Spark.", file=sys.stderr)
 
             conf = dict(pair.split("=", 1) for pair in args.spark_conf)
-            lineage = spark_extract(script, spark_version=args.spark_version, identity=identity, conf=conf)
+            lineage = spark_extract(
+                script, spark_version=args.spark_version, identity=identity, conf=conf, columns=args.columns
+            )
         else:
             lineage = extract(
                 script, flink_version=args.flink_version, jars=args.jar, identity=identity, columns=args.columns

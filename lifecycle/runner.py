@@ -248,7 +248,11 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
                 from planlineage import spark
 
                 lineage = spark.extract(
-                    sql, spark_version=job.get("spark_version"), identity=_identity(Settings(store)), timeout=timeout
+                    sql,
+                    spark_version=job.get("spark_version"),
+                    identity=_identity(Settings(store)),
+                    timeout=timeout,
+                    columns=True,
                 )
             else:
                 lineage = extraction.extract(

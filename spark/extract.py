@@ -9,15 +9,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from planlineage.document import JobLineage, SinkLineage
+from planlineage.document import ColumnInput, ColumnTransformation, JobLineage, SinkLineage
 from planlineage.pipeline import ExtractError
 from planlineage.planner import script as sql_script
 from planlineage.registry import IdentityConfig
 from planlineage.registry.secrets import redact_text
 from planlineage.spark.client import SparkParser
+from planlineage.spark.columns import analyse
 from planlineage.spark.naming import table_lineage
 from planlineage.spark.provision import ensure
-from planlineage.spark.walk import walk
+from planlineage.spark.walk import Target, walk
 
 
 def extract(
@@ -27,12 +28,14 @@ def extract(
     conf: Mapping[str, str] | None = None,
     parser: SparkParser | None = None,
     timeout: float = 300.0,
+    columns: bool = False,
 ) -> JobLineage:
     """The lineage of one Spark SQL job, per target table.
 
     `conf`: the Spark configuration the job is submitted with; only what names tables is read
     (spark.sql.catalogImplementation, spark.sql.hive.metastore.uris / hive.metastore.uris,
-    spark.sql.warehouse.dir). Raises ExtractError (bad script), ProvisionError, PlannerError.
+    spark.sql.warehouse.dir). With `columns`, each target whose every write Spark's analyzer
+    resolved gets column lineage. Raises ExtractError (bad script), ProvisionError, PlannerError.
     """
     try:
         statements = sql_script.split(script)
@@ -44,7 +47,7 @@ def extract(
     else:
         with SparkParser(ensure(spark_version)) as started:
             answer = started.parse(request, timeout=timeout)
-    return lineage_of(answer, statements, script, identity, conf)
+    return lineage_of(answer, statements, script, identity, conf, columns)
 
 
 def lineage_of(
@@ -53,6 +56,7 @@ def lineage_of(
     script: str,
     identity: IdentityConfig | None = None,
     conf: Mapping[str, str] | None = None,
+    columns: bool = False,
 ) -> JobLineage:
     """The document of a parse answer: what the unit tests replay from recorded answers, no JVM."""
     secrets = spark_options(script)
@@ -69,12 +73,45 @@ def lineage_of(
         sink = table_lineage(target.source, conf, identity, warnings)
         inputs = [table_lineage(source, conf, identity, warnings) for source in target.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
+        if columns:
+            sinks[-1].columns = column_lineage(target, [c.name for c in sink.schema_])
     return JobLineage(
         spark_version=answer.get("spark_version"),
         runtime_mode="batch",
         sinks=sinks,
         warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
     )
+
+
+def column_lineage(target: Target, target_columns: list[str]) -> dict[str, list[ColumnInput]] | None:
+    """Per target column, its source columns; None unless the analyzer resolved every write.
+
+    Columns are matched by position, as INSERT does; a target whose columns are known is named by
+    them, else by the query's output names (CTAS).
+    """
+    if not target.query_plans or any(plan is None for plan in target.query_plans):
+        return None
+    merged: dict[str, dict[tuple[str, str], set[tuple[str, str]]]] = {}
+    for plan in target.query_plans:
+        query = analyse(plan)
+        names = target_columns if len(target_columns) == len(query.columns) else [n for n, _ in query.columns]
+        for name, (_, exprid) in zip(names, query.columns):
+            column = merged.setdefault(name, {})
+            for source, kinds in query.direct.get(exprid, {}).items():
+                column.setdefault(source, set()).update(kinds)
+            for source, kinds in query.indirect.items():
+                column.setdefault(source, set()).update(kinds)
+    return {
+        name: [
+            ColumnInput(
+                table=table,
+                column=column,
+                transformations=[ColumnTransformation(type=t, subtype=sub) for t, sub in sorted(kinds)],
+            )
+            for (table, column), kinds in sources.items()
+        ]
+        for name, sources in merged.items()
+    }
 
 
 # OPTIONS (key 'value', 'key' 'value', key = 'value') and TBLPROPERTIES ('k' = 'v').

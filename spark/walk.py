@@ -88,6 +88,8 @@ class Source:
 class Target:
     source: Source
     inputs: list[Source] = field(default_factory=list)
+    # Per write into this target, its analysed query (None where the analyzer did not run).
+    query_plans: list[list[dict] | None] = field(default_factory=list)
 
 
 @dataclass
@@ -114,7 +116,7 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
     result = ScriptLineage()
     by_target: dict[str, Target] = {}
 
-    def write(target: Source, inputs: list[Source]) -> None:
+    def write(target: Source, inputs: list[Source], query_plan: list[dict] | None = None) -> None:
         entry = by_target.get(target.display)
         if entry is None:
             entry = by_target[target.display] = Target(target)
@@ -124,6 +126,7 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
         for source in inputs:
             if all(source.display != seen.display for seen in entry.inputs):
                 entry.inputs.append(source)
+        entry.query_plans.append(query_plan)
 
     for statement in statements:
         root = tree(statement["plan"])
@@ -169,20 +172,20 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
                 target.columns = [{"name": c["name"], "type": type_name(c["type"])} for c in analysis["schema"]]
             query = root.child("query")
             if query is not None:
-                write(target, _inputs(query))
+                write(target, _inputs(query), analysis.get("query_plan"))
         elif kind == "InsertIntoStatement":
             table = root.embedded("table")
             parts = relations(table)[0] if table is not None and relations(table) else []
             query = root.child("query") or (root.children[0] if root.children else None)
             target = _resolve_target(session, parts, result.warnings, line)
             if target is not None:
-                write(target, _inputs(query))
+                write(target, _inputs(query), analysis.get("query_plan"))
         elif kind == "InsertIntoDir":
             location = extra.get("location")
             provider = provider_name(extra.get("provider")) or "hive"
             target = Source(display=f"{provider}.`{location}`", kind="directory", provider=provider, location=location)
             query = root.child("child") or (root.children[0] if root.children else None)
-            write(target, _inputs(query))
+            write(target, _inputs(query), analysis.get("query_plan"))
         elif kind == "MergeIntoTable":
             target_tree = root.child("targetTable")
             source_tree = root.child("sourceTable")

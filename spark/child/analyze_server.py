@@ -247,8 +247,14 @@ class Shadows:
                     self._table(_parts(tree[1].get("nameParts")), self._struct(result["schema"]))
                 return result
             if kind == "MergeIntoTable" or (kind in ("UnresolvedWith", "WithCTE") and len(tree) > 1):
-                self.analyzer.executeAndCheck(plan, self._tracker())
-                return {"analyzed": True}
+                analyzed = self.analyzer.executeAndCheck(plan, self._tracker())
+                result = {"analyzed": True}
+                if kind != "MergeIntoTable" and analyzed.children().size() == 1:
+                    try:  # WITH … INSERT: the write's analysed query, for column lineage
+                        result["query_plan"] = json.loads(analyzed.children().apply(0).toJSON())
+                    except Exception:  # not serialisable: no column lineage for this write
+                        pass
+                return result
             return {}
         except Exception as error:
             java = _java_error(error)
@@ -267,6 +273,10 @@ class Shadows:
         knows no partitioning, no provider, no constraints)."""
         analyzed = self.analyzer.executeAndCheck(query, self._tracker())
         result: dict = {"analyzed": True}
+        try:  # the analysed query, for column lineage (attributes carry their exprIds)
+            result["query_plan"] = json.loads(analyzed.toJSON())
+        except Exception:  # a node Spark cannot serialise: no column lineage for this write
+            pass
         if schema:
             fields = json.loads(analyzed.schema().json())["fields"]
             result["schema"] = [{"name": f["name"], "type": f["type"]} for f in fields]

@@ -156,9 +156,10 @@ def test_undeclared_tables_are_not_analysed_and_not_rejected(minor):
     answer = json.loads((SPARK / "plans" / minor / "analyzed.json").read_text())
     analysis = [s.get("analysis") for s in answer["statements"]]
     assert analysis[5] == {"analyzed": False}  # INSERT … FROM unknown_table: not known here, no warning
-    assert analysis[2] == {"analyzed": True}
+    assert analysis[2]["analyzed"] is True and "rejected" not in analysis[2]
     # A cached view over a CTAS target, both shadowed: the directory write is analysed too.
-    assert analysis[6] == analysis[7] == {"analyzed": True}
+    assert analysis[6] == {"analyzed": True}
+    assert analysis[7]["analyzed"] is True and analysis[7]["query_plan"]
 
 
 @pytest.mark.parametrize("minor", list(SUPPORTED))
@@ -168,3 +169,89 @@ def test_paths_and_undeclared_tables_never_reach_the_analyzer(minor):
         answer = json.loads((SPARK / "plans" / minor / f"{case}.json").read_text())
         assert all(not (s.get("analysis") or {}).get("analyzed") for s in answer["statements"]), case
         assert not any((s.get("analysis") or {}).get("rejected") for s in answer["statements"]), case
+
+
+def column_summary(lineage):
+    return {
+        sink.table.split(".")[-1]: {
+            name: sorted(
+                (s.table.split(".")[-1], s.column, tuple(t.subtype for t in s.transformations)) for s in sources
+            )
+            for name, sources in sink.columns.items()
+        }
+        for sink in lineage.sinks
+        if sink.columns is not None
+    }
+
+
+JOIN_AND_FILTER = [("customers", "id", ("JOIN",)), ("orders", "customer_id", ("JOIN",))]
+EXPECTED_COLUMNS = {
+    "region_totals": {
+        "region": sorted(
+            [("customers", "region", ("IDENTITY", "GROUP_BY")), ("orders", "amount", ("FILTER",)), *JOIN_AND_FILTER]
+        ),
+        "total": sorted(
+            [("customers", "region", ("GROUP_BY",)), ("orders", "amount", ("AGGREGATION", "FILTER")), *JOIN_AND_FILTER]
+        ),
+        "orders": sorted([("customers", "region", ("GROUP_BY",)), ("orders", "amount", ("FILTER",)), *JOIN_AND_FILTER]),
+    },
+    "ranked": {
+        # UNION ALL: order_id is orders.id (first branch) and orders.customer_id (second).
+        "order_id": sorted(
+            [
+                ("customers", "id", ("JOIN",)),
+                ("customers", "region", ("WINDOW",)),
+                ("orders", "amount", ("WINDOW",)),
+                ("orders", "customer_id", ("IDENTITY",)),
+                ("orders", "id", ("IDENTITY", "JOIN")),
+            ]
+        ),
+        "region_code": sorted(
+            [
+                ("customers", "id", ("JOIN",)),
+                ("customers", "region", ("TRANSFORMATION", "WINDOW")),
+                ("orders", "amount", ("WINDOW",)),
+                ("orders", "id", ("JOIN",)),
+            ]
+        ),
+        # Spark's analyzer gives rank() its ORDER BY expressions as arguments.
+        "r": sorted(
+            [
+                ("customers", "id", ("JOIN",)),
+                ("customers", "region", ("WINDOW",)),
+                ("orders", "amount", ("AGGREGATION", "WINDOW")),
+                ("orders", "id", ("JOIN",)),
+            ]
+        ),
+    },
+}
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_column_lineage_where_the_analyzer_resolved_every_write(minor):
+    answer = json.loads((SPARK / "plans" / minor / "columns.json").read_text())
+    script = (SPARK / "sql" / "columns.sql").read_text()
+    lineage = lineage_of(answer, sql_script.split(script), script, columns=True)
+    assert column_summary(lineage) == EXPECTED_COLUMNS
+    # Every source column names an input of its sink, as the events need.
+    for sink in lineage.sinks:
+        tables = {i.table for i in sink.inputs}
+        assert {s.table for sources in sink.columns.values() for s in sources} <= tables
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_no_column_lineage_unless_every_write_was_analysed(minor):
+    answer = json.loads((SPARK / "plans" / minor / "analyzed.json").read_text())
+    script = (SPARK / "sql" / "analyzed.sql").read_text()
+    lineage = lineage_of(answer, sql_script.split(script), script, columns=True)
+    enriched, report, directory = lineage.sinks
+    assert enriched.columns is None  # one of its writes read an undeclared table
+    assert column_summary(lineage)["report"] == {
+        "id": [("enriched", "id", ("IDENTITY",))],
+        "doubled": [("enriched", "total", ("TRANSFORMATION",))],
+    }
+    # Through a cached view (its schema cast is not a transformation).
+    assert directory.columns == {
+        "id": [report.columns["id"][0].model_copy(update={"table": "spark_catalog.db1.report"})]
+    }
+    assert lineage_of(answer, sql_script.split(script), script).sinks[1].columns is None  # only when asked
