@@ -320,6 +320,17 @@ def _columns(top: dict) -> list[dict]:
     return found
 
 
+def _quiet_query_context_loggers() -> None:
+    """PySpark 4 logs every SQL error with its statement text; a statement may carry a password
+    in its OPTIONS, and the JVM log is no place for it. The answer carries Spark's reason."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # PySpark 3.5 has no such loggers
+        return
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
+
+
 class Analyzer:
     def __init__(self, warehouse: str):
         from pyspark.sql import SparkSession
@@ -339,6 +350,7 @@ class Analyzer:
             .getOrCreate()
         )
         self.spark.sparkContext.setLogLevel("ERROR")
+        _quiet_query_context_loggers()
         self.parser = self.spark._jsparkSession.sessionState().sqlParser()
         self.version = self.spark.version
 

@@ -44,7 +44,9 @@ def test_recorded_fixture_is_what_this_spark_parses(parser, case):
     recorded = json.loads((SPARK / "plans" / minor / f"{case}.json").read_text())
     assert [s["class"] for s in live["statements"]] == [s["class"] for s in recorded["statements"]]
     conf = EXPECTED[case]["conf"]
-    assert lineage_of(live, statements, script, conf=conf) == lineage_of(recorded, statements, script, conf=conf)
+    assert lineage_of(live, statements, script, conf=conf, columns=True) == lineage_of(
+        recorded, statements, script, conf=conf, columns=True
+    )
 
 
 def test_broken_script_names_statement_line_and_reason(parser):
@@ -70,6 +72,20 @@ def test_secret_never_in_an_error(parser):
     with pytest.raises(ExtractError) as raised:
         extract(script, parser=parser)
     assert "FAKE-pw-123456" not in str(raised.value)
+
+
+def test_no_secret_in_the_jvm_log(parser, provisioned):
+    script = (
+        "CREATE TEMPORARY VIEW v (a INT) USING jdbc OPTIONS (url 'jdbc:mysql://h/db', dbtable 'x', "
+        "password 'FAKE-pw-7654321');\n"
+        "CREATE TABLE t2 (a INT) USING parquet LOCATION '/x';\n"
+        "INSERT INTO t2 SELECT nope FROM v WHERE 'FAKE-literal-7654321' = 'x';\n"
+    )
+    lineage = extract(script, parser=parser)
+    assert any("Spark's analyzer rejects it" in w for w in lineage.warnings)
+    assert "FAKE-pw-7654321" not in json.dumps(lineage.to_json_dict())
+    log = provisioned.log.read_text(errors="replace")
+    assert "FAKE-pw-7654321" not in log and "FAKE-literal-7654321" not in log
 
 
 def test_cli_cold(tmp_path):
