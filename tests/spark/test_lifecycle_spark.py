@@ -29,7 +29,7 @@ def run(tmp_path, provisioned):
 
     def call(*args):
         result = subprocess.run(
-            [sys.executable, "-m", "planlineage", *args], capture_output=True, env=env, timeout=120, cwd=tmp_path
+            [sys.executable, "-P", "-m", "planlineage", *args], capture_output=True, env=env, timeout=120, cwd=tmp_path
         )
         assert result.returncode == 0, result.stderr
         return result

@@ -93,6 +93,7 @@ def test_cli_cold(tmp_path):
     job.write_text((SPARK / "sql" / "views_ctes_jdbc.sql").read_text())
     command = [
         sys.executable,
+        "-P",
         "-m",
         "planlineage",
         "extract",
