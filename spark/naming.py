@@ -4,7 +4,7 @@ Ported from openlineage-spark (integration/spark/shared/.../agent/util/PathUtils
 SparkConfUtils; spark3/.../catalog/DeltaHandler and IcebergHandler), which name data by where it
 is, through openlineage-java's shared utilities that the registry already ports:
 
-- files (a path, `LOCATION`, `OPTIONS (path …)`, `parquet.\\`path\\``, Delta and Iceberg tables with a
+- files (a path, `LOCATION`, `OPTIONS (path …)`, parquet.`path`, Delta and Iceberg tables with a
   location): FilesystemDatasetUtils.fromLocation -> the registry's filesystem rule;
 - JDBC (`url` + `dbtable`): JdbcDatasetUtils -> the registry's jdbc rule, so a Spark JDBC read and
   a Flink JDBC or CDC table of the same database table are one node. A `dbtable` that is a
