@@ -82,6 +82,30 @@ class SinkLineage(TableLineage):
         return data
 
 
+class StandIn(BaseModel):
+    """A function, table or catalog the analyser did not have and compiled through a stand-in.
+
+    Table lineage through a stand-in is exact (which tables a statement reads does not depend on
+    what a function computes or on a connector's code); what it cannot give is said here.
+    """
+
+    kind: Literal["function", "table", "catalog"]
+    name: str
+    reason: str
+    class_name: str | None = Field(default=None, alias="class")
+    language: str | None = None
+    function_kind: str | None = None  # scalar, table, aggregate
+    result_type: str | None = None  # what the stand-in returned: from the script's usage or the default
+    connector: str | None = None
+    catalog_type: str | None = None
+
+    model_config = {"populate_by_name": True}
+
+    @model_serializer(mode="wrap")
+    def _only_what_is_set(self, handler):
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
 class JobLineage(BaseModel):
     # The engine whose parser produced the document: exactly one of the two is set.
     flink_version: str | None = None
@@ -89,6 +113,15 @@ class JobLineage(BaseModel):
     runtime_mode: Literal["streaming", "batch"] = "streaming"
     sinks: list[SinkLineage] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    # What was compiled through a stand-in because its jar was missing (absent when nothing was).
+    stand_ins: list[StandIn] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_stand_ins(self, handler):
+        data = handler(self)
+        if not self.stand_ins:
+            data.pop("stand_ins", None)
+        return data
 
     @property
     def engine(self) -> str:

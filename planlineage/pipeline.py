@@ -9,11 +9,20 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from planlineage.document import Column, ColumnInput, ColumnTransformation, JobLineage, SinkLineage, TableLineage
+from planlineage.document import (
+    Column,
+    ColumnInput,
+    ColumnTransformation,
+    JobLineage,
+    SinkLineage,
+    StandIn,
+    TableLineage,
+)
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm
 from planlineage.planner.columns import column_lineage
 from planlineage.planner.compiler import Planner, PlannerError
+from planlineage.planner.function_usage import refine_from_sink_mismatch
 from planlineage.planner.provision import ProvisionError, ensure
 from planlineage.planner.request import build_request
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
@@ -53,8 +62,14 @@ def extract(
     provisioned = planner.provisioned if planner else ensure(flink_version)
     request, sent, mode = build_request(statements, provisioned, jars)
     secrets = script_options(script)
+    script_warnings = [
+        f"statement at line {s.line} runs a plan file compiled elsewhere (EXECUTE PLAN): the sinks of that "
+        "plan are not in this lineage; analyse the script the plan was compiled from"
+        for s in statements
+        if s.kind is sql_script.Kind.PLAN_FILE
+    ]
     if not any(s.kind in sql_script.SINKS for s in sent):
-        return JobLineage(flink_version=provisioned.flink.version, runtime_mode=mode)
+        return JobLineage(flink_version=provisioned.flink.version, runtime_mode=mode, warnings=script_warnings)
 
     with _planner_for(provisioned, planner) as compile_job:
         answer = compile_job(request, timeout)
@@ -68,11 +83,12 @@ def extract(
             # the same tables (see build_request).
             request, sent, mode = build_request(statements, provisioned, jars, replan_batch=True)
             answer = compile_job(request, timeout)
+        answer = retype_stand_in_functions(answer, request, sent, compile_job, timeout)
     if not answer.get("ok"):
         raise _compile_error(answer.get("error") or {}, sent, secrets)
 
     tables = answer.get("tables") or {}
-    warnings: list[str] = []
+    warnings: list[str] = list(script_warnings)
     sinks = []
     for pairing in sink_inputs(answer.get("plan") or {}):
         sink = _table_lineage(pairing.sink, tables, identity, warnings)
@@ -85,7 +101,28 @@ def extract(
         runtime_mode=mode,
         sinks=sinks,
         warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
+        stand_ins=[StandIn.model_validate(s) for s in answer.get("stand_ins") or []],
     )
+
+
+#: How many times a job is compiled again with a stand-in function retyped to its sink column.
+MAX_RETYPES = 8
+
+
+def retype_stand_in_functions(answer: dict, request: dict, sent: list, compile_job, timeout: float) -> dict:
+    """A stand-in function's default type may not fit the sink column it lands in: the planner
+    names that column and its type, so the function is given that type and the job compiled
+    again (bounded; each round fixes one column or stops)."""
+    hints = request.get("function_hints") or {}
+    for _ in range(MAX_RETYPES):
+        error = answer.get("error") or {}
+        index = error.get("statement")
+        if answer.get("ok") or not hints or index is None or not (0 <= index < len(sent)):
+            return answer
+        if not refine_from_sink_mismatch(str(error.get("message") or ""), sent[index].for_planner(), hints):
+            return answer
+        answer = compile_job(request, timeout)
+    return answer
 
 
 def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[str]:
@@ -175,12 +212,35 @@ _MISSING_CLASS = re.compile(r"(?:ClassNotFoundException|NoClassDefFoundError)[:\
 _MISSING_FACTORY = re.compile(r"Could not find any factory for identifier '([^']+)' that implements '([\w.]+)'")
 
 
+#: The parser's list of every token it would have accepted (~2.7 KB): not one paragraph.
+_EXPECTING = re.compile(r"\s*Was expecting(?: one of)?:.*?(?=\s*Caused by:|$)", re.DOTALL)
+#: Classes whose absence means Python functions cannot run here, which no jar fixes.
+_PYTHON_CLASS = re.compile(r"org\.apache\.flink\.(?:client\.)?python|pyflink", re.IGNORECASE)
+
+
+def _one_paragraph(reason: str) -> str:
+    """Flink's reason as one paragraph: without the parser's expected-token list, one space apart."""
+    reason = _EXPECTING.sub(" (see Flink's SQL syntax)", reason, count=1)
+    reason = _EXPECTING.sub("", reason)
+    if "Caused by:" in reason:
+        top, _, inner = reason.partition("Caused by:")
+        # the parser repeats its message in the cause: keep it once
+        if inner.split(":", 1)[-1].strip().split(" (see")[0] in top:
+            reason = top
+    return " ".join(reason.split())
+
+
 def _compile_error(error: dict, sent: list[sql_script.Statement], secrets: dict[str, str]) -> ExtractError:
-    reason = redact_text(str(error.get("message") or "unknown error").strip(), secrets)
+    reason = _one_paragraph(redact_text(str(error.get("message") or "unknown error").strip(), secrets))
     advice = ""
     missing = _MISSING_CLASS.search(reason)
     factory = _MISSING_FACTORY.search(reason)
-    if missing:
+    if missing and _PYTHON_CLASS.search(missing.group(1)):
+        advice = (
+            " Passing a jar will not help: the analyser runs no Python (it compiles Python functions"
+            " through stand-ins), and this statement needs PyFlink's runtime; analyse the script without it."
+        )
+    elif missing:
         advice = (
             f" Class {missing.group(1).replace('/', '.')} is not available: pass the jar that contains it with --jar."
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from planlineage.planner import script as sql_script
+from planlineage.planner.function_usage import function_hints
 from planlineage.planner.provision import Provisioned
 
 #: Planning these connectors touches external systems (the filesystem connector lists paths and
@@ -60,5 +61,7 @@ def build_request(
         },
         "batch": mode == "batch" and not replan,
         "forced_stand_ins": ["*"] if replan else ALWAYS_STAND_IN,
+        # What a function the analyser cannot load must look like (see function_usage).
+        "function_hints": function_hints([s.for_planner() for s in sent]),
     }
     return request, sent, mode

@@ -23,10 +23,11 @@ class Kind(str, Enum):
     QUERY = "query"  # SELECT, WITH, VALUES: not executed
     INSPECT = "inspect"  # EXPLAIN, SHOW, DESCRIBE: not executed
     DDL = "ddl"  # CREATE/ALTER/DROP, USE, LOAD/UNLOAD MODULE, ...
+    PLAN_FILE = "plan-file"  # EXECUTE PLAN 'file': runs a plan compiled elsewhere; not executed, warned
 
 
 #: Statements that never reach the planner: they would not change a job's lineage.
-NOT_EXECUTED = {Kind.QUERY, Kind.INSPECT, Kind.STATEMENT_SET_MARKER}
+NOT_EXECUTED = {Kind.QUERY, Kind.INSPECT, Kind.STATEMENT_SET_MARKER, Kind.PLAN_FILE}
 #: Statements that declare sinks.
 SINKS = {Kind.INSERT, Kind.STATEMENT_SET, Kind.CTAS}
 
@@ -40,10 +41,18 @@ class Statement:
     set_pair: tuple[str, str] | None = None  # for SET k = v
 
     def for_planner(self) -> str:
-        """The text Flink's parser gets: `SET` in the quoted form it accepts."""
+        """The text Flink's parser gets: `SET` in the quoted form it accepts, and the INSERT or
+        statement set a `COMPILE [AND EXECUTE] PLAN '…' FOR` carries (writing or running the plan
+        file is the platform's business; the lineage is that of what it carries)."""
         if self.kind is Kind.SET and self.set_pair:
             key, value = self.set_pair
             return f"SET '{_quote(key)}' = '{_quote(value)}'"
+        carried = _COMPILE_PLAN.match(self.sql)
+        if carried:
+            body = self.sql[carried.end() :]
+            # Flink's parser knows a statement set on its own only as EXECUTE STATEMENT SET.
+            prefix = self.kind is Kind.STATEMENT_SET and not body.lstrip().upper().startswith("EXECUTE")
+            return "EXECUTE " + body if prefix else body
         return self.sql
 
 
@@ -53,6 +62,22 @@ class ScriptError(ValueError):
     def __init__(self, message: str, line: int):
         super().__init__(f"line {line}: {message}")
         self.line = line
+
+
+#: `COMPILE PLAN 'file' [IF NOT EXISTS] FOR` / `COMPILE AND EXECUTE PLAN 'file' FOR` before an
+#: INSERT or a statement set; comments may stand between the words.
+_GAP = r"(?:\s|--[^\n]*(?:\n|$)|/\*(?!\+).*?\*/)+"
+_COMPILE_PLAN = re.compile(
+    rf"^\s*COMPILE{_GAP}(?:AND{_GAP}EXECUTE{_GAP})?PLAN{_GAP}'(?:[^']|'')*'{_GAP}"
+    rf"(?:IF{_GAP}NOT{_GAP}EXISTS{_GAP})?FOR{_GAP}",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _carried(code: str) -> str:
+    """What a statement runs: the INSERT or statement set of a COMPILE PLAN, else itself."""
+    match = _COMPILE_PLAN.match(code)
+    return code[match.end() :] if match else code
 
 
 def _quote(text: str) -> str:
@@ -144,7 +169,8 @@ def _leading_words(code: str, count: int = 8) -> list[str]:
 
 
 def _is_statement_set_start(code: str) -> bool:
-    return _leading_words(code, 4) == ["EXECUTE", "STATEMENT", "SET", "BEGIN"]
+    words = _leading_words(_carried(code), 4)
+    return words == ["EXECUTE", "STATEMENT", "SET", "BEGIN"] or words[:3] == ["STATEMENT", "SET", "BEGIN"]
 
 
 def _ends_with_end(code: str) -> bool:
@@ -179,7 +205,7 @@ _SET = re.compile(
 
 def classify(statement: Statement, code: str | None = None) -> Statement:
     """Sets `kind` (and `set_pair` for SET) from the statement's code."""
-    code = statement.sql if code is None else code
+    code = _carried(statement.sql if code is None else code)
     words = _leading_words(code)
     statement.words = words
     first = words[0] if words else ""
@@ -201,7 +227,9 @@ def classify(statement: Statement, code: str | None = None) -> Statement:
         statement.kind = Kind.ADD_JAR
     elif first == "INSERT" or words[:2] == ["EXECUTE", "INSERT"]:
         statement.kind = Kind.INSERT
-    elif words[:4] == ["EXECUTE", "STATEMENT", "SET", "BEGIN"]:
+    elif words[:2] == ["EXECUTE", "PLAN"]:
+        statement.kind = Kind.PLAN_FILE
+    elif words[:4] == ["EXECUTE", "STATEMENT", "SET", "BEGIN"] or words[:3] == ["STATEMENT", "SET", "BEGIN"]:
         statement.kind = Kind.STATEMENT_SET
     elif words[:3] == ["BEGIN", "STATEMENT", "SET"] or words == ["END"]:
         statement.kind = Kind.STATEMENT_SET_MARKER

@@ -197,12 +197,33 @@ def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
         log.warning("planlineage: %s", error)
         return None
     if not path.exists():
+        _notice_idle_stop(path, minor)
         return None
     try:
         answer = _call(path, {"op": "compile", "request": request}, timeout)
     except (OSError, ValueError, WorkerError):
         return None  # a stale socket or a dying worker: the cold path answers instead
     return answer if "ok" in answer else None
+
+
+def _idle_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".idle-stopped")
+
+
+def _notice_idle_stop(path: Path, minor: str) -> None:
+    """Says once (the marker is consumed) that the worker stopped after idling, so a slower cold
+    compile is not a mystery."""
+    marker = _idle_marker(path)
+    try:
+        marker.unlink()
+    except OSError:
+        return
+    log.warning(
+        "planlineage: the warm Flink %s planner stopped after idling; compiling cold (slower). "
+        "`planlineage worker start %s` starts it again.",
+        minor,
+        minor,
+    )
 
 
 def status() -> list[dict]:
@@ -333,6 +354,7 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
             self.wfile.write(json.dumps(answer).encode() + b"\n")
 
     old_mask = os.umask(0o177)  # the socket is created 0600: only this user may connect
+    _idle_marker(path).unlink(missing_ok=True)  # running again: nothing to tell
     try:
         path.unlink(missing_ok=True)
         server = _Server(str(path), Handler)
@@ -343,6 +365,7 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
         while True:
             time.sleep(min(5.0, max(idle_seconds / 4, 0.2)))
             if not lock.locked() and time.monotonic() - state["last_used"] > idle_seconds:
+                _idle_marker(path).touch(mode=0o600)  # read (and removed) by the next compile_warm
                 server.shutdown()
                 return
 

@@ -34,7 +34,7 @@ from .builtin import BUILTIN_RULES
 from .config import IdentityConfig
 from .outcome import MissingOption, Outcome
 from .resolvers import resolve_namespace
-from .secrets import redact_text, secret_values, strip_credentials
+from .secrets import is_secret_key, redact_text, secret_values, strip_credentials
 
 _DEFAULT = IdentityConfig()
 
@@ -60,13 +60,31 @@ def _run_rule(options: Mapping[str, str], table: str, connector: str | None, con
         return Outcome(warnings=[str(exc)])
 
 
-def _clean(namespace: str, name: str, secrets: list[str], warnings: list[str]) -> tuple[str, str] | None:
-    """No credential may be part of an identity, whatever a ported rule would have emitted."""
+def _public_values(options: Mapping[str, str]) -> list[str]:
+    """What the options say in the open: non-secret values with their embedded credentials removed."""
+    return [strip_credentials(v) for k, v in options.items() if v and not is_secret_key(k)]
+
+
+def _clean(
+    namespace: str, name: str, secrets: list[str], public: list[str], warnings: list[str]
+) -> tuple[str, str] | None:
+    """No credential may be part of an identity, whatever a ported rule would have emitted.
+
+    Credentials really embedded (URL user-info, password parameters) are stripped. A secret's
+    value that still appears is a leak only if no public option explains it: a compose setup's
+    `hostname`, `database-name` and `password` may all be `postgres`, and then the host is
+    `postgres`, not the password.
+    """
     clean_ns, clean_name = strip_credentials(namespace), strip_credentials(name)
     if (clean_ns, clean_name) != (namespace, name):
         warnings.append("credentials removed from the dataset identity")
     # Only secrets of 6+ characters: a short password ("kafka", "db1") would match by coincidence.
-    if any(s in clean_ns or s in clean_name for s in secrets if len(s) >= 6):
+    leaked = [
+        s
+        for s in secrets
+        if len(s) >= 6 and (s in clean_ns or s in clean_name) and not any(s in value for value in public)
+    ]
+    if leaked:
         warnings.append("the dataset identity would contain a secret option value; no dataset")
         return None
     return clean_ns, clean_name
@@ -86,10 +104,11 @@ def resolve(
     outcome = _run_rule(options, table, connector, config)
     warnings = list(outcome.warnings)
     secrets = secret_values(options)
+    public = _public_values(options)
 
     physical: list[tuple[str, str]] = []
     for namespace, name in outcome.datasets:
-        cleaned = _clean(namespace, name, secrets, warnings)
+        cleaned = _clean(namespace, name, secrets, public, warnings)
         if cleaned is None:
             continue
         pair = (resolve_namespace(list(config.resolvers), cleaned[0]), cleaned[1])

@@ -7,8 +7,10 @@ serves requests, one JSON object per line on stdin, one answer per line on stdou
 gets a fresh TableEnvironment, so nothing it declares outlives it.
 
 Request:  {"id": .., "statements": [{"sql": .., "line": ..}], "jars": [..], "config": {..},
-           "batch": bool, "forced_stand_ins": [..]}
-Answer:   {"id": .., "ok": true, "plan": {..} | null, "tables": {"cat.db.t": {..}}, "kinds": [..]}
+           "batch": bool, "forced_stand_ins": [..],
+           "function_hints": {"name": {"kind": .., "type": .. | null, "fields": [..]}}}
+Answer:   {"id": .., "ok": true, "plan": {..} | null, "tables": {"cat.db.t": {..}}, "kinds": [..],
+           "stand_ins": [{"kind": "function" | "table", "name": .., ..}]}
        or {"id": .., "ok": false, "error": {"statement": i | null, "message": ..}}
 """
 
@@ -86,6 +88,12 @@ class Compiler:
         except Exception as error:  # the JVM refused the environment itself
             return {"ok": False, "error": {"statement": None, "message": _root_cause(error)}}
 
+        for name, hint in (request.get("function_hints") or {}).items():
+            fields = jvm.java.util.ArrayList()
+            for field in hint.get("fields") or []:
+                fields.add(field)
+            session.hintFunction(name, hint.get("kind") or "scalar", hint.get("type"), fields)
+
         for jar in request.get("jars", []):
             try:
                 session.execute("ADD JAR '" + jar.replace("'", "''") + "'")
@@ -128,6 +136,7 @@ class Compiler:
             "plan": plan,
             "tables": tables,
             "kinds": kinds,
+            "stand_ins": json.loads(session.standIns()),
             "timings": {"compile_ms": round(compile_ms, 2)},
         }
 

@@ -119,6 +119,19 @@ def test_an_idle_worker_stops_by_itself(worker_dir, provisioned):
     assert not warm.socket_path(minor).exists()
 
 
+def test_going_cold_after_an_idle_stop_is_said_once(worker_dir, provisioned, caplog):
+    minor = provisioned.flink.minor
+    warm.start(minor, warm.Limits(), idle_seconds=1)
+    deadline = time.monotonic() + 30
+    while warm.socket_path(minor).exists() and time.monotonic() < deadline:
+        time.sleep(0.3)
+    with caplog.at_level("WARNING", logger="planlineage"):
+        assert warm.compile_warm(minor, {"statements": []}, 5.0) is None
+        assert warm.compile_warm(minor, {"statements": []}, 5.0) is None
+    said = [r.getMessage() for r in caplog.records if "stopped after idling" in r.getMessage()]
+    assert len(said) == 1 and f"worker start {minor}" in said[0]
+
+
 def test_a_stale_socket_falls_back_to_a_cold_child(worker_dir, provisioned):
     minor = provisioned.flink.minor
     worker_dir.mkdir(mode=0o700)

@@ -180,13 +180,50 @@ def test_warning_echoing_an_option_is_redacted():
     ]
 
 
-def test_identity_containing_a_secret_value_is_dropped():
+def test_a_host_spelled_like_the_password_is_the_host_not_a_leak():
+    # compose setups: hostname, database and password all `postgres`; the dataset must stay
+    res = resolve(
+        {
+            "connector": "postgres-cdc",
+            "hostname": "postgres",
+            "port": "5432",
+            "username": "postgres",
+            "password": "postgres",
+            "database-name": "postgres",
+            "schema-name": "public",
+            "table-name": "orders",
+        },
+        table="c.d.t",
+    )
+    assert [(d.namespace, d.name) for d in res.datasets] == [("postgres://postgres:5432", "postgres.public.orders")]
+    assert res.warnings == []
     res = resolve(
         {"connector": "kafka", "properties.bootstrap.servers": f"{FAKE}:9092", "topic": "t", "password": FAKE},
         table="c.d.t",
     )
-    assert res.datasets == []
-    assert res.warnings == ["table c.d.t: the dataset identity would contain a secret option value; no dataset"]
+    assert [(d.namespace, d.name) for d in res.datasets] == [(f"kafka://{FAKE}:9092", "t")]
+
+
+def test_credentials_really_embedded_are_stripped_not_the_dataset_dropped():
+    res = resolve(
+        {
+            "connector": "jdbc",
+            "url": f"jdbc:postgresql://app:{FAKE}@db.prod:5432/shop?password={FAKE}&ssl=true",
+            "password": FAKE,
+            "table-name": "orders",
+        },
+        table="c.d.t",
+    )
+    assert [(d.namespace, d.name) for d in res.datasets] == [("postgres://db.prod:5432", "shop.orders")]
+    assert FAKE not in repr(res)
+
+
+def test_a_secret_no_public_option_explains_drops_the_dataset():
+    from planlineage.registry.identity import _clean
+
+    warnings: list[str] = []
+    assert _clean(f"kafka://{FAKE}:9092", "t", [FAKE], ["broker:9092", "t"], warnings) is None
+    assert warnings == ["the dataset identity would contain a secret option value; no dataset"]
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,7 @@ public final class Session {
     private final Set<String> forcedStandIns;
     private final List<ModifyOperation> sinks = new ArrayList<>();
     private final Map<String, String> originalConnectors = new LinkedHashMap<>();
+    private final StandInFunctions functions;
 
     /**
      * @param batch runtime mode, fixed when the environment is created
@@ -61,6 +62,21 @@ public final class Session {
         EnvironmentSettings settings = batch ? builder.inBatchMode().build() : builder.inStreamingMode().build();
         this.tEnv = (TableEnvironmentInternal) TableEnvironment.create(settings);
         this.forcedStandIns = forcedStandIns;
+        this.functions = new StandInFunctions(tEnv, this::userClassLoader);
+    }
+
+    /** How the script uses a function it may not have (see StandInFunctions). */
+    public void hintFunction(String name, String kind, String type, List<String> fields) {
+        functions.hint(name, kind, type, fields);
+    }
+
+    /**
+     * What was stood in so far, as JSON: functions whose implementation is missing. (Tables whose
+     * connector is missing are the stand-in connector's everyday work and the output names their
+     * real connector, so they are not listed.)
+     */
+    public String standIns() {
+        return Json.write(functions.used());
     }
 
     /**
@@ -126,6 +142,9 @@ public final class Session {
                 || type.equals("LoadModuleOperation")
                 || type.equals("UnloadModuleOperation")) {
             return "skipped";
+        }
+        if (functions.intercept(operation)) {
+            return "function-stand-in";
         }
         tEnv.executeInternal(operation);
         return "ddl";

@@ -13,13 +13,18 @@ import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.ScanTableSource;
 import org.apache.flink.table.connector.source.abilities.SupportsReadingMetadata;
+import org.apache.flink.table.connector.source.abilities.SupportsSourceWatermark;
 import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.LookupFunction;
 import org.apache.flink.table.types.DataType;
 
-/** A source that scans, looks up and reads metadata; it is planned, never run. */
-final class StandInSource implements ScanTableSource, LookupTableSource, SupportsReadingMetadata {
+/**
+ * A source that scans, looks up, reads metadata and emits its own watermarks
+ * (`WATERMARK FOR ts AS SOURCE_WATERMARK()`); it is planned, never run.
+ */
+final class StandInSource
+        implements ScanTableSource, LookupTableSource, SupportsReadingMetadata, SupportsSourceWatermark {
 
     private final ResolvedSchema schema;
     private final String changelogMode;
@@ -74,6 +79,9 @@ final class StandInSource implements ScanTableSource, LookupTableSource, Support
 
     @Override
     public void applyReadableMetadata(List<String> metadataKeys, DataType producedDataType) {}
+
+    @Override
+    public void applySourceWatermark() {}
 
     @Override
     public DynamicTableSource copy() {

@@ -50,6 +50,6 @@ public final class StandInTableFactory implements DynamicTableSourceFactory, Dyn
 
     @Override
     public DynamicTableSink createDynamicTableSink(Context context) {
-        return new StandInSink(context.getCatalogTable().getResolvedSchema());
+        return BucketedSinks.withBucketing(new StandInSink(context.getCatalogTable().getResolvedSchema()));
     }
 }
