@@ -101,8 +101,14 @@ def extract(
         runtime_mode=mode,
         sinks=sinks,
         warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
-        stand_ins=[StandIn.model_validate(s) for s in answer.get("stand_ins") or []],
+        stand_ins=_stand_ins(answer.get("stand_ins") or [], tables),
     )
+
+
+def _stand_ins(found: list[dict], tables: dict) -> list[StandIn]:
+    """What was stood in; of a stand-in catalog's undeclared tables only those the plan uses (the
+    planner also looks up prefixes of longer names, which are not tables of the job)."""
+    return [StandIn.model_validate(s) for s in found if s.get("kind") != "table" or s.get("name") in tables]
 
 
 #: How many times a job is compiled again with a stand-in function retyped to its sink column.

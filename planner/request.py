@@ -10,6 +10,7 @@ from pathlib import Path
 
 from planlineage.planner import script as sql_script
 from planlineage.planner.function_usage import function_hints
+from planlineage.planner.insert_parts import inserts
 from planlineage.planner.provision import Provisioned
 
 #: Planning these connectors touches external systems (the filesystem connector lists paths and
@@ -52,8 +53,18 @@ def build_request(
         ):
             continue
         sent.append(statement)
+    # A catalog may be stood in (no jar for its type): its undeclared sinks take the schema of the
+    # query feeding them, so the planner is told which query feeds which target.
+    catalogs = any(s.words[:2] == ["CREATE", "CATALOG"] for s in sent)
     request = {
-        "statements": [{"sql": s.for_planner(), "line": s.line} for s in sent],
+        "statements": [
+            {
+                "sql": s.for_planner(),
+                "line": s.line,
+                **({"inserts": inserts(s.for_planner())} if catalogs and s.kind in sql_script.SINKS else {}),
+            }
+            for s in sent
+        ],
         "jars": [str(Path(j).resolve()) for j in jars],
         "config": {
             "execution.runtime-mode": "streaming" if replan else mode,

@@ -6,7 +6,8 @@ serves requests, one JSON object per line on stdin, one answer per line on stdou
 `extract` sends one request, a test module or a warm worker sends many to the same JVM. Every job
 gets a fresh TableEnvironment, so nothing it declares outlives it.
 
-Request:  {"id": .., "statements": [{"sql": .., "line": ..}], "jars": [..], "config": {..},
+Request:  {"id": .., "statements": [{"sql": .., "line": .., "inserts": [{"target", "columns", "query"}]}],
+           "jars": [..], "config": {..},
            "batch": bool, "forced_stand_ins": [..],
            "function_hints": {"name": {"kind": .., "type": .. | null, "fields": [..]}}}
 Answer:   {"id": .., "ok": true, "plan": {..} | null, "tables": {"cat.db.t": {..}}, "kinds": [..],
@@ -104,6 +105,16 @@ class Compiler:
         sink_statement = []  # which statement each collected sink came from
         for index, statement in enumerate(statements):
             before = session.sinkCount()
+            for insert in statement.get("inserts") or []:
+                columns = None
+                if insert.get("columns"):
+                    columns = jvm.java.util.ArrayList()
+                    for column in insert["columns"]:
+                        columns.add(column)
+                try:
+                    session.prepareInsert(insert["target"], columns, insert["query"])
+                except Exception:  # the INSERT itself then reports what is wrong
+                    pass
             try:
                 kinds.append(session.execute(statement["sql"]))
             except Exception as error:

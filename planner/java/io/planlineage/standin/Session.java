@@ -46,6 +46,7 @@ public final class Session {
     private final List<ModifyOperation> sinks = new ArrayList<>();
     private final Map<String, String> originalConnectors = new LinkedHashMap<>();
     private final StandInFunctions functions;
+    private final StandInCatalogs catalogs;
 
     /**
      * @param batch runtime mode, fixed when the environment is created
@@ -63,6 +64,7 @@ public final class Session {
         this.tEnv = (TableEnvironmentInternal) TableEnvironment.create(settings);
         this.forcedStandIns = forcedStandIns;
         this.functions = new StandInFunctions(tEnv, this::userClassLoader);
+        this.catalogs = new StandInCatalogs(tEnv, this::userClassLoader);
     }
 
     /** How the script uses a function it may not have (see StandInFunctions). */
@@ -76,7 +78,17 @@ public final class Session {
      * real connector, so they are not listed.)
      */
     public String standIns() {
-        return Json.write(functions.used());
+        List<Object> all = new ArrayList<>(functions.used());
+        all.addAll(catalogs.used());
+        return Json.write(all);
+    }
+
+    /**
+     * Before an INSERT into an undeclared table of a stand-in catalog: the table gets the columns
+     * of the query feeding it (`columns`: the INSERT's column list, or null).
+     */
+    public void prepareInsert(String target, List<String> columns, String query) throws Exception {
+        catalogs.prepareInsert(target, columns, query);
     }
 
     /**
@@ -84,7 +96,12 @@ public final class Session {
      * are not executed and sinks are collected instead of submitted. Returns what it was.
      */
     public String execute(String statement) throws Exception {
-        List<Operation> operations = tEnv.getParser().parse(statement);
+        // Undeclared tables of stand-in catalogs learn the columns the statement reads.
+        List<Operation> operations = catalogs.learning(statement, () -> {
+            List<Operation> parsed = tEnv.getParser().parse(statement);
+            catalogs.planIfLearning(parsed);
+            return parsed;
+        });
         String kind = "";
         for (Operation operation : operations) {
             kind = apply(operation);
@@ -143,6 +160,9 @@ public final class Session {
                 || type.equals("UnloadModuleOperation")) {
             return "skipped";
         }
+        if (catalogs.intercept(operation)) {
+            return "catalog";
+        }
         if (functions.intercept(operation)) {
             return "function-stand-in";
         }
@@ -166,6 +186,10 @@ public final class Session {
         } else {
             options.remove(StandInTableFactory.ORIGINAL_CONNECTOR);
             options.remove(StandInTableFactory.CHANGELOG_MODE);
+        }
+        if (connector == null) {
+            // A table of a stood-in catalog's own format (Paimon, Iceberg...): no connector option.
+            options.putAll(catalogs.ownFormatOptions(id.getCatalogName()));
         }
         if (connector != null) {
             originalConnectors.put(id.asSummaryString(), connector);
