@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from planlineage.document import Dataset, Symlink
 
+from . import catalogs
 from .builtin import BUILTIN_RULES
 from .config import IdentityConfig
 from .outcome import MissingOption, Outcome
@@ -52,6 +53,8 @@ def _run_rule(options: Mapping[str, str], table: str, connector: str | None, con
         user_rule = config.rules.get(connector)
         if user_rule is not None:
             return user_rule(options, connector, table)
+        if catalogs.is_catalog_table(options):
+            return catalogs.rule(options, table)
         builtin = BUILTIN_RULES.get(connector)
         if builtin is None:
             return Outcome(warnings=[f"no identity rule for connector '{connector}'"])
@@ -126,8 +129,14 @@ def resolve(
                     "the gravitino profile names a dataset by its table identifier, and none was given; no dataset"
                 )
     else:
+        extra = [Symlink(namespace=ns, name=n, type="TABLE") for ns, n in outcome.symlinks]
         datasets = [
-            Dataset(namespace=ns, name=n, symlinks=[Symlink(namespace=ns, name=table, type="TABLE")] if table else [])
+            Dataset(
+                namespace=ns,
+                name=n,
+                symlinks=([Symlink(namespace=ns, name=table, type="TABLE")] if table else [])
+                + [s for s in extra if (s.namespace, s.name) != (ns, n)],
+            )
             for ns, n in physical
         ]
 

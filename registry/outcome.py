@@ -17,6 +17,8 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     # True for connectors that by design have no physical dataset (datagen, print, blackhole).
     by_design_none: bool = False
+    # Further TABLE symlinks (namespace, name) for every dataset: a catalog table's metastore name.
+    symlinks: list[tuple[str, str]] = field(default_factory=list)
 
 
 class MissingOption(Exception):
