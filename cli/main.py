@@ -63,9 +63,9 @@ def cmd_extract(args) -> int:
             )
         else:
             lineage = extract(
-                script, flink_version=args.flink_version, jars=args.jar, identity=identity, columns=args.columns
+                script, flink_version=args.flink_version, jars=_jars(args), identity=identity, columns=args.columns
             )
-    except (ExtractError, ConfigError) as error:
+    except (ExtractError, ConfigError, ValueError) as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
     except (ProvisionError, PlannerError) as error:
@@ -98,18 +98,25 @@ def cmd_backfill(args) -> int:
         _, failed = backfill.run(
             scripts,
             flink_version=args.flink_version,
-            jars=args.jar,
+            jars=_jars(args),
             identity=identity,
             jobs=args.jobs,
             columns=args.columns,
         )
-    except ConfigError as error:
+    except (ConfigError, ValueError) as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
     except ProvisionError as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_ENVIRONMENT
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _jars(args) -> list[str]:
+    """--jar first, then the cluster's own jars (--flink-home): the precedence the README states."""
+    from planlineage.planner.cluster_jars import cluster_jars
+
+    return [*args.jar, *cluster_jars(getattr(args, "flink_home", None))]
 
 
 def cmd_worker(args) -> int:
@@ -157,6 +164,8 @@ def render_table(lineage) -> str:
             lines.append("  <- (no table: constant values)")
     for warning in lineage.warnings:
         lines.append(f"WARN {warning}")
+    for stand_in in lineage.stand_ins:
+        lines.append(f"STAND-IN {stand_in.kind} {stand_in.name}: {stand_in.reason}")
     return "\n".join(lines)
 
 
@@ -244,6 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--jobs", type=int, default=2, help="planners side by side for several scripts (default 2)")
     extract.add_argument("--flink-version", default=None, help="e.g. 1.20 or 1.20.5 (default 1.20)")
     extract.add_argument("--jar", action="append", default=[], help="a connector, format, UDF or catalog jar")
+    extract.add_argument(
+        "--flink-home",
+        metavar="DIR",
+        help="the cluster's Flink installation: its lib/ jars and opt/ connectors are compiled with (after --jar)",
+    )
     extract.add_argument("--format", choices=["json", "table", "dot"], default=None)
     extract.add_argument(
         "--columns",

@@ -1,11 +1,15 @@
 """What the analyser does not have (UDF classes, Python functions, sink abilities of newer
 versions) must not cost a job its lineage: the real planner of the version under test."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from planlineage.pipeline import ExtractError, extract
+from planlineage.planner.provision import find_java_tool
 
 ROOT = Path(__file__).parent.parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -121,3 +125,92 @@ def test_bucketed_sinks_compile_through_the_stand_in(planner, provisioned):
     lineage = extract(text, planner=planner)
     assert pairs(lineage) == {D + "b1": [D + "s"], D + "b2": [D + "s"], D + "b3": [D + "s"]}
     assert [d.namespace for d in lineage.sinks[0].datasets] == ["kafka://k:9092"]
+
+
+@pytest.fixture(scope="module")
+def flink_home(provisioned, tmp_path_factory):
+    """A cluster's Flink home whose lib/ holds a real catalog (built here) next to Flink's own jars."""
+    javac, jar = find_java_tool("javac"), find_java_tool("jar")
+    if not javac or not jar:
+        pytest.skip("no JDK here to build a catalog jar")
+    work = tmp_path_factory.mktemp("catalog")
+    source = work / "src" / "com" / "acme" / "catalog" / "AcmeCatalogFactory.java"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        "package com.acme.catalog;\n"
+        "import java.util.*;\n"
+        "import org.apache.flink.configuration.ConfigOption;\n"
+        "import org.apache.flink.table.catalog.*;\n"
+        "import org.apache.flink.table.factories.CatalogFactory;\n"
+        "public class AcmeCatalogFactory implements CatalogFactory {\n"
+        '  public String factoryIdentifier() { return "acme-lake"; }\n'
+        "  public Set<ConfigOption<?>> requiredOptions() { return Collections.emptySet(); }\n"
+        "  public Set<ConfigOption<?>> optionalOptions() { return Collections.emptySet(); }\n"
+        "  public Catalog createCatalog(Context context) {\n"
+        '    return new GenericInMemoryCatalog(context.getName(), "db");\n'
+        "  }\n}\n"
+    )
+    classes = work / "classes"
+    services = classes / "META-INF" / "services"
+    services.mkdir(parents=True)
+    (services / "org.apache.flink.table.factories.Factory").write_text("com.acme.catalog.AcmeCatalogFactory\n")
+    classpath = os.pathsep.join(str(p) for p in provisioned.lib.glob("*.jar"))
+    subprocess.run([javac, "--release", "11", "-cp", classpath, "-d", str(classes), str(source)], check=True)
+    home = work / "flink"
+    (home / "lib").mkdir(parents=True)
+    (home / "opt").mkdir()
+    subprocess.run([jar, "cf", str(home / "lib" / "acme-catalog-1.0.jar"), "-C", str(classes), "."], check=True)
+    # Flink's own distribution jars are never added (these are not even jars: adding one would fail).
+    (home / "lib" / "flink-dist-1.20.5.jar").write_text("not a jar")
+    (home / "opt" / "flink-python-1.20.5.jar").write_text("not a jar")
+    return home
+
+
+CATALOG_JOB = (
+    "CREATE CATALOG acme WITH ('type' = 'acme-lake');\n"
+    "CREATE TABLE acme.db.events (id BIGINT, payload STRING) WITH ('connector' = 'datagen');\n"
+    f"CREATE TABLE out1 (id BIGINT) WITH ({KAFKA});\n"
+    "INSERT INTO out1 SELECT id FROM acme.db.events;\n"
+)
+
+
+def test_a_real_catalog_in_the_flink_home_wins_over_the_stand_in(provisioned, flink_home, planner):
+    from planlineage.planner.cluster_jars import cluster_jars
+
+    jars = cluster_jars(str(flink_home))
+    assert [Path(j).name for j in jars] == ["acme-catalog-1.0.jar"]
+    real = extract(CATALOG_JOB, planner=planner, jars=jars)
+    assert pairs(real) == {D + "out1": ["acme.db.events"]} and real.stand_ins == []
+    # the real catalog knows only what was created in it: an undeclared table is an error there ...
+    with pytest.raises(ExtractError) as raised:
+        extract(CATALOG_JOB.replace("acme.db.events;", "acme.db.undeclared;"), planner=planner, jars=jars)
+    assert "undeclared" in str(raised.value)
+    # ... while without the jar the catalog is stood in, and answers for it
+    stood = extract(CATALOG_JOB.replace("acme.db.events;", "acme.db.undeclared;"), planner=planner)
+    assert pairs(stood) == {D + "out1": ["acme.db.undeclared"]}
+    assert [(s.kind, s.name, s.catalog_type) for s in stood.stand_ins] == [
+        ("catalog", "acme", "acme-lake"),
+        ("table", "acme.db.undeclared", "acme-lake"),
+    ]
+
+
+def test_cli_flink_home_and_the_table_format_list_stand_ins(provisioned, flink_home, tmp_path):
+    script = tmp_path / "job.sql"
+    script.write_text(
+        CATALOG_JOB
+        + "CREATE FUNCTION mask AS 'com.acme.Mask';\nINSERT INTO out1 SELECT mask(id) FROM acme.db.events;\n"
+    )
+    run = [sys.executable, "-m", "planlineage", "extract", str(script), "--flink-version", provisioned.flink.minor]
+    result = subprocess.run(
+        [*run, "--flink-home", str(flink_home), "--format", "table"], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        "STAND-IN function default_catalog.default_database.mask: class com.acme.Mask is on no jar given"
+        in result.stdout
+    )
+    assert "STAND-IN catalog" not in result.stdout
+    result = subprocess.run(
+        [*run, "--flink-home", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 2 and "has no lib/ folder" in result.stderr

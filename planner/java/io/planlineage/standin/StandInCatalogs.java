@@ -37,6 +37,9 @@ final class StandInCatalogs {
     private static final Pattern IN_TABLE = Pattern.compile("Column '([^']+)' not found in table '([^']+)'");
     private static final Pattern IN_ANY = Pattern.compile("Column '([^']+)' not found in any table");
     /** A join key learnt as STRING against a typed key: Flink refuses the implicit cast. */
+    /** A learnt (STRING) column landing in a typed sink column. */
+    private static final Pattern SINK_TYPES = Pattern.compile(
+            "(?s)sink for '([^']+)' do not match.*?Incompatible types for sink column '([^']+)'.*?Query schema:\\s*\\[(.*?)\\]\\s*Sink schema:\\s*\\[(.*?)\\]");
     private static final Pattern JOIN_TYPES = Pattern.compile(
             "implicit type conversion between (.+?) and (.+?) is not supported on join");
 
@@ -216,6 +219,19 @@ final class StandInCatalogs {
             if (inAny.find()) {
                 return add(inAny.group(1), null, statement);
             }
+            Matcher sink = SINK_TYPES.matcher(message);
+            if (sink.find()) {
+                List<String[]> query = fields(sink.group(3));
+                List<String[]> target = fields(sink.group(4));
+                for (int i = 0; i < target.size() && i < query.size(); i++) {
+                    if (target.get(i)[0].equals(sink.group(2))) {
+                        // an undeclared sink follows its query; a learnt source column follows its sink
+                        return retypeSink(sink.group(1), target.get(i)[0], plain(query.get(i)[1]))
+                                || retype(query.get(i)[0], plain(target.get(i)[1]));
+                    }
+                }
+                return false;
+            }
             Matcher join = JOIN_TYPES.matcher(message);
             if (join.find()) {
                 String left = join.group(1).trim();
@@ -262,6 +278,64 @@ final class StandInCatalogs {
         }
         ((StandInCatalog) chosen[0]).addColumn((ObjectPath) chosen[1], column, DEFAULT_TYPE);
         return true;
+    }
+
+    /** `name: TYPE, other: TYPE<..>` (Flink's summary of a row) -> [name, type] pairs. */
+    private static List<String[]> fields(String row) {
+        List<String[]> out = new ArrayList<>();
+        int depth = 0;
+        int start = 0;
+        String text = row + ",";
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '<' || c == '(') {
+                depth++;
+            } else if (c == '>' || c == ')') {
+                depth--;
+            } else if (c == ',' && depth == 0) {
+                String field = text.substring(start, i).trim();
+                int colon = field.indexOf(':');
+                if (colon > 0) {
+                    out.add(new String[] {field.substring(0, colon).trim(), field.substring(colon + 1).trim()});
+                }
+                start = i + 1;
+            }
+        }
+        return out;
+    }
+
+    private static String plain(String type) {
+        return type.replace(" NOT NULL", "").replace(" *ROWTIME*", "").replace(" *PROCTIME*", "");
+    }
+
+    private boolean retypeSink(String sink, String column, String type) {
+        ObjectIdentifier id;
+        try {
+            id = tEnv.getCatalogManager().qualifyIdentifier(tEnv.getParser().parseIdentifier(sink));
+        } catch (RuntimeException e) {
+            return false;
+        }
+        StandInCatalog catalog = catalogs.get(id.getCatalogName());
+        ObjectPath path = id.toObjectPath();
+        if (catalog == null || !catalog.isDerived(path) || type.equals(catalog.columnType(path, column))) {
+            return false;
+        }
+        catalog.setColumnType(path, column, type);
+        return true;
+    }
+
+    /** Gives a learnt (still STRING) column of that name the type its sink column has. */
+    private boolean retype(String column, String type) {
+        for (StandInCatalog catalog : catalogs.values()) {
+            for (ObjectPath path : catalog.touched) {
+                if (catalog.isDerived(path) && DEFAULT_TYPE.equals(catalog.columnType(path, column))
+                        && !DEFAULT_TYPE.equals(type)) {
+                    catalog.setColumnType(path, column, type.replace(" *ROWTIME*", "").replace(" *PROCTIME*", ""));
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Gives the first learnt (still STRING) column compared with `=` in the statement the key's type. */
