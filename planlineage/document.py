@@ -72,6 +72,9 @@ class SinkLineage(TableLineage):
     inputs: list[TableLineage] = Field(default_factory=list)
     # Per sink column, every source column that affects it (only when column lineage was asked for).
     columns: dict[str, list[ColumnInput]] | None = None
+    # "static": read from the SQL text because the plan could not be compiled (a WARN says why);
+    # absent for the planner's exact lineage.
+    method: Literal["static"] | None = None
 
     @model_serializer(mode="wrap")
     def _without_absent_columns(self, handler):
@@ -79,6 +82,8 @@ class SinkLineage(TableLineage):
         data = handler(self)
         if self.columns is None:
             data.pop("columns", None)
+        if self.method is None:
+            data.pop("method", None)
         return data
 
 

@@ -25,6 +25,7 @@ from planlineage.planner.compiler import Planner, PlannerError
 from planlineage.planner.function_usage import refine_from_sink_mismatch
 from planlineage.planner.provision import ProvisionError, ensure
 from planlineage.planner.request import build_request
+from planlineage.planner.static_lineage import static_lineage
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
 from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.secrets import redact_text
@@ -85,7 +86,16 @@ def extract(
             answer = compile_job(request, timeout)
         answer = retype_stand_in_functions(answer, request, sent, compile_job, timeout)
     if not answer.get("ok"):
-        raise _compile_error(answer.get("error") or {}, sent, secrets)
+        error = _compile_error(answer.get("error") or {}, sent, secrets)
+        degraded = _static_fallback(answer.get("error") or {}, statements, sent, identity, secrets, error)
+        if degraded is None:
+            raise error
+        return JobLineage(
+            flink_version=provisioned.flink.version,
+            runtime_mode=mode,
+            sinks=degraded[0],
+            warnings=[*script_warnings, *degraded[1]],
+        )
 
     tables = answer.get("tables") or {}
     warnings: list[str] = list(script_warnings)
@@ -103,6 +113,38 @@ def extract(
         warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
         stand_ins=_stand_ins(answer.get("stand_ins") or [], tables),
     )
+
+
+def _static_fallback(error: dict, statements, sent, identity, secrets, reason: ExtractError):
+    """(sinks, warnings) read from the SQL text when a script with stood-in catalogs still does not
+    compile (no schema makes its catalog tables fit); None for every other failure, which is the
+    script's own and reported as such."""
+    index = error.get("statement")
+    catalogs = any(s.words[:2] == ["CREATE", "CATALOG"] for s in statements)
+    message = str(error.get("message") or "")
+    if not catalogs or index is None or not (0 <= index < len(sent)) or sent[index].kind not in sql_script.SINKS:
+        return None
+    if "SQL parse failed" in message:
+        return None
+    warnings = [
+        redact_text(
+            f'the plan could not be compiled ({reason}); sinks marked "method": "static" list the tables '
+            "their SQL names, read from the text: columns of stood-in catalog tables could not be derived",
+            secrets,
+        )
+    ]
+    sinks = []
+    for found in static_lineage(statements):
+        sink = _static_table(found.table, found.options, identity, warnings)
+        inputs = [_static_table(name, options, identity, warnings) for name, options in found.inputs]
+        sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs, method="static"))
+    return sinks, [redact_text(w, secrets) for w in dict.fromkeys(warnings)]
+
+
+def _static_table(name: str, options: dict, identity, warnings: list[str]) -> TableLineage:
+    resolution = resolve(options, table=name, config=identity)
+    warnings.extend(resolution.warnings)
+    return TableLineage(table=name, connector=options.get("connector"), datasets=resolution.datasets)
 
 
 def _stand_ins(found: list[dict], tables: dict) -> list[StandIn]:

@@ -214,3 +214,30 @@ def test_cli_flink_home_and_the_table_format_list_stand_ins(provisioned, flink_h
         [*run, "--flink-home", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 2 and "has no lib/ folder" in result.stderr
+
+
+def test_a_catalog_job_no_schema_fits_gives_a_marked_static_result(planner):
+    text = (
+        "CREATE CATALOG lake WITH ('type' = 'paimon', 'warehouse' = 's3://lake/wh');\n"
+        f"CREATE TABLE orders (order_id BIGINT, amount DOUBLE) WITH ({KAFKA});\n"
+        f"CREATE TABLE out_k (id BIGINT, amt DOUBLE) WITH ({KAFKA});\n"
+        "EXECUTE STATEMENT SET BEGIN\n"
+        "INSERT INTO out_k SELECT order_id, amount FROM orders;\n"
+        # a static partition of an undeclared catalog table: no derived schema has the column
+        "INSERT INTO lake.ods.daily PARTITION (dt = '2024-01-01') SELECT order_id, amount FROM lake.ods.refunds;\n"
+        "END;\n"
+    )
+    lineage = extract(text, planner=planner)
+    assert pairs(lineage) == {D + "out_k": [D + "orders"], "lake.ods.daily": ["lake.ods.refunds"]}
+    assert {s.method for s in lineage.sinks} == {"static"}
+    assert [(d.namespace, d.name) for d in lineage.sinks[1].datasets] == [("s3://lake", "wh/ods.db/daily")]
+    assert any('"method": "static"' in w and "could not be compiled" in w for w in lineage.warnings)
+    assert lineage.to_json_dict()["sinks"][0]["method"] == "static"
+
+
+def test_a_script_error_is_never_hidden_by_the_static_fallback(planner):
+    with pytest.raises(ExtractError):
+        extract(
+            "CREATE CATALOG lake WITH ('type' = 'paimon');\nINSERT INTO lake.db.t SELEC 1;",
+            planner=planner,
+        )
