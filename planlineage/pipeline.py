@@ -20,7 +20,7 @@ from planlineage.document import (
 )
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm
-from planlineage.planner.columns import column_lineage
+from planlineage.planner.columns import column_lineage, stand_in_functions
 from planlineage.planner.compiler import Planner, PlannerError
 from planlineage.planner.function_usage import refine_from_sink_mismatch
 from planlineage.planner.provision import ProvisionError, ensure
@@ -105,7 +105,14 @@ def extract(
         inputs = [_table_lineage(use, tables, identity, warnings) for use in pairing.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
     if columns:
-        warnings.extend(attach_columns(sinks, answer.get("plan") or {}, tables))
+        stood = frozenset(
+            s["name"].rsplit(".", 1)[-1].upper() for s in answer.get("stand_ins") or [] if s.get("kind") == "function"
+        )
+        token = stand_in_functions.set(stood)
+        try:
+            warnings.extend(attach_columns(sinks, answer.get("plan") or {}, tables))
+        finally:
+            stand_in_functions.reset(token)
     return JobLineage(
         flink_version=provisioned.flink.version,
         runtime_mode=mode,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -172,7 +173,8 @@ def _compose(inner: Transformation, step: Transformation) -> Transformation:
     if inner.type == INDIRECT:
         return inner
     subtype = max(inner.subtype, step.subtype, key=lambda s: _DIRECT_STRENGTH[s])
-    return Transformation(DIRECT, subtype, inner.description, inner.masking or step.masking)
+    # a step's own description (a stand-in function's "inferred") survives the composition
+    return Transformation(DIRECT, subtype, inner.description or step.description, inner.masking or step.masking)
 
 
 def _apply(lineage: Lineage, step: Transformation) -> dict[Origin, frozenset[Transformation]]:
@@ -282,6 +284,19 @@ def _plain_type(value) -> str | None:
 # --------------------------------------------------------------------------- expressions
 
 
+#: Functions compiled through a stand-in (planlineage.pipeline sets them per job): which columns a
+#: call reads is known, what it computes is not, so its step is marked as inferred.
+stand_in_functions: ContextVar[frozenset[str]] = ContextVar("stand_in_functions", default=frozenset())
+INFERRED = "inferred: through a stand-in function (its class was not available)"
+
+
+def inferred_if_stand_in(name: str, step: Transformation) -> Transformation:
+    """The step of a call, marked as inferred when the called function is a stand-in."""
+    if name.rsplit(".", 1)[-1].strip("`") not in stand_in_functions.get():
+        return step
+    return Transformation(step.type, step.subtype, description=INFERRED, masking=step.masking)
+
+
 def call_name(call: dict) -> str:
     """`$SUM$1` / `$$SUM0$1` / systemName / catalogName -> `SUM`, `SUM0`, ..."""
     internal = call.get("internalName")
@@ -354,7 +369,7 @@ def _call(rex: dict, scope: _Scope) -> dict[Origin, frozenset[Transformation]]:
     step = AGGREGATION if name in _AGGREGATE_FUNCTIONS else TRANSFORMATION
     if name in _MASKING:
         step = Transformation(DIRECT, step.subtype, masking=True)
-    return _apply(_union(*values), step)
+    return _apply(_union(*values), inferred_if_stand_in(name, step))
 
 
 # --------------------------------------------------------------------------- nodes
@@ -593,7 +608,9 @@ def _agg_calls(calls, agg_input: Relation, constants: list[Field] | None = None)
     for call in calls or []:
         args = call.get("argList") or []
         scope = agg_input.fields + (constants or [])
-        step = Transformation(DIRECT, "AGGREGATION", masking=call_name(call) in _MASKING)
+        step = inferred_if_stand_in(
+            call_name(call), Transformation(DIRECT, "AGGREGATION", masking=call_name(call) in _MASKING)
+        )
         lineage = _apply(_of(scope, args), step)
         filter_arg = call.get("filterArg", -1)
         if isinstance(filter_arg, int) and filter_arg >= 0:

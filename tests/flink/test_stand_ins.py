@@ -241,3 +241,26 @@ def test_a_script_error_is_never_hidden_by_the_static_fallback(planner):
             "CREATE CATALOG lake WITH ('type' = 'paimon');\nINSERT INTO lake.db.t SELEC 1;",
             planner=planner,
         )
+
+
+def test_column_lineage_through_a_stand_in_is_its_arguments_marked_inferred(planner):
+    from planlineage.planner.columns import INFERRED
+
+    text = SHARED + (FIXTURES / "sql" / "stand_in_functions.sql").read_text()
+    sinks = {s.table: s for s in extract(text, planner=planner, columns=True).sinks}
+    direct = [
+        (c.table, c.column, t.subtype, t.description)
+        for c in sinks[D + "out_s"].columns["k"]  # mask(c.name)
+        for t in c.transformations
+        if t.type == "DIRECT"
+    ]
+    assert direct == [(D + "customers", "name", "TRANSFORMATION", INFERRED)]
+    weighted = sinks[D + "out_u"].columns["v"]  # weighted(amount, product_id): an aggregate
+    assert {
+        (c.column, t.subtype, t.description) for c in weighted for t in c.transformations if t.type == "DIRECT"
+    } == {
+        ("amount", "AGGREGATION", INFERRED),
+        ("product_id", "AGGREGATION", INFERRED),
+    }
+    key = sinks[D + "out_u"].columns["k"]  # customer_id: no function, nothing inferred
+    assert [t.description for c in key if c.column == "customer_id" for t in c.transformations] == [None, None]
