@@ -87,7 +87,7 @@ def extract(
         answer = retype_stand_in_functions(answer, request, sent, compile_job, timeout)
     if not answer.get("ok"):
         error = _compile_error(answer.get("error") or {}, sent, secrets)
-        degraded = _static_fallback(answer.get("error") or {}, statements, sent, identity, secrets, error)
+        degraded = _static_fallback(answer, statements, sent, identity, secrets, error)
         if degraded is None:
             raise error
         return JobLineage(
@@ -122,12 +122,13 @@ def extract(
     )
 
 
-def _static_fallback(error: dict, statements, sent, identity, secrets, reason: ExtractError):
+def _static_fallback(answer: dict, statements, sent, identity, secrets, reason: ExtractError):
     """(sinks, warnings) read from the SQL text when a script with stood-in catalogs still does not
     compile (no schema makes its catalog tables fit); None for every other failure, which is the
-    script's own and reported as such."""
+    script's own and reported as such (a real catalog's refusal included)."""
+    error = answer.get("error") or {}
     index = error.get("statement")
-    catalogs = any(s.words[:2] == ["CREATE", "CATALOG"] for s in statements)
+    catalogs = any(s.get("kind") == "catalog" for s in answer.get("stand_ins") or [])
     message = str(error.get("message") or "")
     if not catalogs or index is None or not (0 <= index < len(sent)) or sent[index].kind not in sql_script.SINKS:
         return None

@@ -118,7 +118,11 @@ class Compiler:
             try:
                 kinds.append(session.execute(statement["sql"]))
             except Exception as error:
-                return {"ok": False, "error": {"statement": index, "message": _root_cause(error)}}
+                return {
+                    "ok": False,
+                    "error": {"statement": index, "message": _root_cause(error)},
+                    "stand_ins": _stand_ins(session),
+                }
             sink_statement.extend([index] * (session.sinkCount() - before))
 
         plan = None
@@ -133,6 +137,7 @@ class Compiler:
                 return {
                     "ok": False,
                     "error": {"statement": self._blame(session, sink_statement), "message": _root_cause(error)},
+                    "stand_ins": _stand_ins(session),
                 }
 
         tables = {}
@@ -160,6 +165,14 @@ class Compiler:
             except Exception:
                 return index
         return None
+
+
+def _stand_ins(session) -> list:
+    """What the session stood in so far (also on failure: the caller's fallback depends on it)."""
+    try:
+        return json.loads(session.standIns())
+    except Exception:  # a broken JVM connection: the failure itself is what gets reported
+        return []
 
 
 def _table_identifiers(plan: dict | None) -> list[str]:
