@@ -61,7 +61,8 @@ def extract(
     except sql_script.ScriptError as error:
         raise ExtractError(f"the script cannot be read: {error}", error.line) from None
     provisioned = planner.provisioned if planner else ensure(flink_version)
-    request, sent, mode = build_request(statements, provisioned, jars)
+    schemas = dict(identity.schemas) if identity else {}
+    request, sent, mode = build_request(statements, provisioned, jars, table_schemas=schemas)
     secrets = script_options(script)
     script_warnings = [
         f"statement at line {s.line} runs a plan file compiled elsewhere (EXECUTE PLAN): the sinks of that "
@@ -82,7 +83,7 @@ def extract(
         ):
             # The batch planner could not put this job into a plan; the streaming re-plan reads
             # the same tables (see build_request).
-            request, sent, mode = build_request(statements, provisioned, jars, replan_batch=True)
+            request, sent, mode = build_request(statements, provisioned, jars, replan_batch=True, table_schemas=schemas)
             answer = compile_job(request, timeout)
         answer = retype_stand_in_functions(answer, request, sent, compile_job, timeout)
     if not answer.get("ok"):

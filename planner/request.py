@@ -31,6 +31,7 @@ def build_request(
     provisioned: Provisioned,
     jars: list[str],
     replan_batch: bool = False,
+    table_schemas: dict[str, dict[str, str]] | None = None,
 ) -> tuple[dict, list[sql_script.Statement], str]:
     """The compile server request for a script, the statements it sends, and the runtime mode.
 
@@ -74,5 +75,7 @@ def build_request(
         "forced_stand_ins": ["*"] if replan else ALWAYS_STAND_IN,
         # What a function the analyser cannot load must look like (see function_usage).
         "function_hints": function_hints([s.for_planner() for s in sent]),
+        # Schemas of stood-in catalogs' tables given in the rules file (identity config `[tables.*]`).
+        "table_schemas": dict(table_schemas or {}) if catalogs else {},
     }
     return request, sent, mode

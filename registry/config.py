@@ -43,6 +43,9 @@ class IdentityConfig:
     rules: Mapping[str, UserRule] = field(default_factory=dict)
     resolvers: tuple[NamespaceResolver, ...] = ()
     source: str | None = None
+    # [tables."catalog.db.table"] columns = {name = "TYPE", ...}: the schema of a table of a catalog
+    # the analyser stands in, where the script's usage cannot say it.
+    schemas: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def load_config(
@@ -69,12 +72,13 @@ def load_config(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{where}: not valid TOML: {exc}") from None
 
-    unknown = sorted(set(data) - {"connectors", "dataset"})
+    unknown = sorted(set(data) - {"connectors", "dataset", "tables"})
     if unknown:
         raise ConfigError(
             f"{where}: unknown top-level key(s) {', '.join(unknown)} "
-            "(expected [connectors.*], [dataset.namespaceResolvers.*])"
+            "(expected [connectors.*], [dataset.namespaceResolvers.*], [tables.*])"
         )
+    schemas = _load_schemas(data.get("tables", {}), where)
 
     rules = _load_rules(data.get("connectors", {}), where)
     specs = _file_resolver_specs(data.get("dataset", {}), where)
@@ -84,8 +88,25 @@ def load_config(
     except ResolverConfigError as exc:
         raise ConfigError(f"{where}: dataset.namespaceResolvers: {exc}") from None
     return IdentityConfig(
-        profile, metalake.strip() if metalake else None, rules, resolvers, str(path) if path else None
+        profile, metalake.strip() if metalake else None, rules, resolvers, str(path) if path else None, schemas
     )
+
+
+def _load_schemas(tables: Any, where: str) -> dict[str, dict[str, str]]:
+    """[tables."catalog.db.table"] columns = {name = "SQL type", ...}, in the order written."""
+    if not isinstance(tables, dict):
+        raise ConfigError(f"{where}: 'tables' must be a table of [tables.\"catalog.db.table\"] entries")
+    schemas: dict[str, dict[str, str]] = {}
+    for table, spec in tables.items():
+        columns = spec.get("columns") if isinstance(spec, dict) else None
+        if len(table.split(".")) != 3 or not isinstance(columns, dict) or not columns:
+            raise ConfigError(
+                f'{where}: [tables."{table}"] needs a catalog.database.table name and columns = {{name = "TYPE", ...}}'
+            )
+        if not all(isinstance(t, str) and t.strip() for t in columns.values()):
+            raise ConfigError(f'{where}: [tables."{table}"] column types must be SQL type strings')
+        schemas[table] = {str(name): str(kind) for name, kind in columns.items()}
+    return schemas
 
 
 def _load_rules(connectors: Any, where: str) -> dict[str, UserRule]:

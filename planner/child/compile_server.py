@@ -9,7 +9,8 @@ gets a fresh TableEnvironment, so nothing it declares outlives it.
 Request:  {"id": .., "statements": [{"sql": .., "line": .., "inserts": [{"target", "columns", "query"}]}],
            "jars": [..], "config": {..},
            "batch": bool, "forced_stand_ins": [..],
-           "function_hints": {"name": {"kind": .., "type": .. | null, "fields": [..]}}}
+           "function_hints": {"name": {"kind": .., "type": .. | null, "fields": [..]}},
+           "table_schemas": {"cat.db.t": {"column": "TYPE"}}}
 Answer:   {"id": .., "ok": true, "plan": {..} | null, "tables": {"cat.db.t": {..}}, "kinds": [..],
            "stand_ins": [{"kind": "function" | "table", "name": .., ..}]}
        or {"id": .., "ok": false, "error": {"statement": i | null, "message": ..}}
@@ -94,6 +95,13 @@ class Compiler:
             for field in hint.get("fields") or []:
                 fields.add(field)
             session.hintFunction(name, hint.get("kind") or "scalar", hint.get("type"), fields)
+
+        for table, columns in (request.get("table_schemas") or {}).items():
+            names, types = jvm.java.util.ArrayList(), jvm.java.util.ArrayList()
+            for name, kind in columns.items():
+                names.add(name)
+                types.add(kind)
+            session.declareSchema(table, names, types)
 
         for jar in request.get("jars", []):
             try:

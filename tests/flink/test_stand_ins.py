@@ -264,3 +264,23 @@ def test_column_lineage_through_a_stand_in_is_its_arguments_marked_inferred(plan
     }
     key = sinks[D + "out_u"].columns["k"]  # customer_id: no function, nothing inferred
     assert [t.description for c in key if c.column == "customer_id" for t in c.transformations] == [None, None]
+
+
+def test_a_rules_file_gives_a_catalog_table_the_schema_usage_cannot(planner, tmp_path):
+    from planlineage.registry import load_config
+
+    text = (
+        "CREATE CATALOG lake WITH ('type' = 'paimon', 'warehouse' = 's3://lake/wh');\n"
+        f"CREATE TABLE totals (k STRING, total DOUBLE) WITH ({KAFKA});\n"
+        "INSERT INTO totals SELECT k, SUM(amount) FROM lake.ods.payments GROUP BY k;\n"
+    )
+    # from usage alone `amount` is a STRING, which SUM refuses: only the static result is left
+    degraded = extract(text, planner=planner)
+    assert {s.method for s in degraded.sinks} == {"static"}
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[tables."lake.ods.payments"]\ncolumns = { k = "STRING", amount = "DECIMAL(12, 2)" }\n')
+    lineage = extract(text, planner=planner, identity=load_config(rules))
+    assert pairs(lineage) == {D + "totals": ["lake.ods.payments"]} and lineage.sinks[0].method is None
+    (source,) = lineage.sinks[0].inputs
+    assert [(c.name, c.type) for c in source.schema_] == [("k", "STRING"), ("amount", "DECIMAL(12, 2)")]
+    assert "columns from the rules file: k, amount" in lineage.stand_ins[-1].reason

@@ -123,3 +123,14 @@ def test_catalog_secrets_never_reach_an_identity():
     res = catalog("jdbc", "my.shop.orders", base_url="jdbc:mysql://app:hunter2-FAKE@db:3306", password="hunter2-FAKE")
     assert "hunter2-FAKE" not in repr(res)
     assert named(res)[0][:2] == ("mysql://db:3306", "shop.orders")
+
+
+def test_rules_file_table_schemas_are_read_in_order_and_checked(tmp_path):
+    from planlineage.registry import ConfigError
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[tables."lake.ods.t"]\ncolumns = { b = "INT", a = "STRING" }\n')
+    assert load_config(rules).schemas == {"lake.ods.t": {"b": "INT", "a": "STRING"}}
+    rules.write_text('[tables."t"]\ncolumns = { a = "INT" }\n')
+    with pytest.raises(ConfigError, match="catalog.database.table"):
+        load_config(rules)

@@ -91,6 +91,11 @@ public final class Session {
         catalogs.prepareInsert(target, columns, query);
     }
 
+    /** The schema a rules file gives a table of a catalog that may be stood in ("cat.db.t"). */
+    public void declareSchema(String table, List<String> names, List<String> types) {
+        catalogs.declare(table, names, types);
+    }
+
     /**
      * Runs one statement the way a job submission would, except that queries, EXPLAIN and SHOW
      * are not executed and sinks are collected instead of submitted. Returns what it was.

@@ -43,10 +43,19 @@ final class StandInCatalog extends GenericInMemoryCatalog {
     /** Derived tables asked for since the last reset: the candidates for a missing column. */
     final Set<ObjectPath> touched = new LinkedHashSet<>();
 
-    StandInCatalog(String name, String defaultDatabase, String type, Map<String, String> properties) {
+    /** Schemas the rules file gives, by "catalog.database.table": an undeclared table starts with them. */
+    private final Map<String, LinkedHashMap<String, String>> given;
+
+    StandInCatalog(
+            String name,
+            String defaultDatabase,
+            String type,
+            Map<String, String> properties,
+            Map<String, LinkedHashMap<String, String>> given) {
         super(name, defaultDatabase);
         this.type = type;
         this.properties = new LinkedHashMap<>(properties);
+        this.given = given;
     }
 
     @Override
@@ -80,7 +89,8 @@ final class StandInCatalog extends GenericInMemoryCatalog {
         if (super.tableExists(path)) {
             return super.getTable(path);
         }
-        derived.computeIfAbsent(path, p -> new LinkedHashMap<>());
+        derived.computeIfAbsent(path, p -> new LinkedHashMap<>(
+                given.getOrDefault(getName() + "." + p.getFullName(), new LinkedHashMap<>())));
         touched.add(path);
         return build(path, derived.get(path));
     }

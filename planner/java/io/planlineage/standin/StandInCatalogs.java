@@ -47,10 +47,20 @@ final class StandInCatalogs {
     private final Supplier<ClassLoader> classLoader;
     private final Map<String, StandInCatalog> catalogs = new LinkedHashMap<>();
     private final List<Map<String, Object>> used = new ArrayList<>();
+    /** Schemas from the rules file, by "catalog.database.table". */
+    private final Map<String, LinkedHashMap<String, String>> declared = new LinkedHashMap<>();
 
     StandInCatalogs(TableEnvironmentInternal tEnv, Supplier<ClassLoader> classLoader) {
         this.tEnv = tEnv;
         this.classLoader = classLoader;
+    }
+
+    void declare(String table, List<String> names, List<String> types) {
+        LinkedHashMap<String, String> columns = new LinkedHashMap<>();
+        for (int i = 0; i < names.size() && i < types.size(); i++) {
+            columns.put(names.get(i), types.get(i));
+        }
+        declared.put(table, columns);
     }
 
     /** Catalogs and derived tables stood in, for the document's `stand_ins`. */
@@ -65,8 +75,12 @@ final class StandInCatalogs {
                 record.put("kind", "table");
                 record.put("name", catalog.getName() + "." + table.getKey().getFullName());
                 record.put("catalog_type", catalog.type);
-                record.put("reason", "not declared in the script; columns derived from its use: "
-                        + (table.getValue().isEmpty() ? "none" : String.join(", ", table.getValue().keySet())));
+                String full = catalog.getName() + "." + table.getKey().getFullName();
+                record.put("reason", declared.containsKey(full)
+                        ? "not declared in the script; columns from the rules file: "
+                                + String.join(", ", table.getValue().keySet())
+                        : "not declared in the script; columns derived from its use: "
+                                + (table.getValue().isEmpty() ? "none" : String.join(", ", table.getValue().keySet())));
                 all.add(record);
             }
         }
@@ -95,7 +109,7 @@ final class StandInCatalogs {
         }
         String name = create.getCatalogName();
         String database = properties.getOrDefault("default-database", "default");
-        StandInCatalog catalog = new StandInCatalog(name, database, type, properties);
+        StandInCatalog catalog = new StandInCatalog(name, database, type, properties, declared);
         tEnv.getCatalogManager().registerCatalog(name, catalog);
         catalogs.put(name, catalog);
         Map<String, Object> record = new LinkedHashMap<>();
