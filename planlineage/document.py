@@ -121,24 +121,20 @@ class JobLineage(BaseModel):
     # What was compiled through a stand-in because its jar was missing (absent when nothing was).
     stand_ins: list[StandIn] = Field(default_factory=list)
 
-    @model_serializer(mode="wrap")
-    def _without_absent_stand_ins(self, handler):
-        data = handler(self)
-        if not self.stand_ins:
-            data.pop("stand_ins", None)
-        return data
-
     @property
     def engine(self) -> str:
         return "spark" if self.spark_version else "flink"
 
     @model_serializer(mode="wrap")
     def _only_its_engine(self, handler):
-        # Flink documents stay exactly as they were before Spark existed, and vice versa.
+        # Flink documents stay exactly as they were before Spark existed, and vice versa; and as
+        # they were before stand-ins existed when nothing was stood in.
         data = handler(self)
         for key in ("flink_version", "spark_version"):
             if data.get(key) is None:
                 data.pop(key, None)
+        if not self.stand_ins:
+            data.pop("stand_ins", None)
         return data
 
     def to_json_dict(self) -> dict:
