@@ -93,8 +93,8 @@ def test_unknown_top_level_key(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert (
-        str(err.value)
-        == f"{path}: unknown top-level key(s) connector (expected [connectors.*], [dataset.namespaceResolvers.*])"
+        str(err.value) == f"{path}: unknown top-level key(s) connector "
+        "(expected [connectors.*], [dataset.namespaceResolvers.*], [tables.*])"
     )
 
 
