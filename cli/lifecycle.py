@@ -46,7 +46,10 @@ def cmd_settings(args) -> int:
     settings = Settings(Store())
     try:
         if args.settings_command == "set":
-            value = settings.set(args.key, args.value)
+            raw = args.value
+            if raw == "-":  # from stdin: a value on the command line is readable by other local users
+                raw = sys.stdin.readline().rstrip("\r\n")
+            value = settings.set(args.key, raw)
             print(f"{args.key} = {masked(args.key, value)}")
         elif args.settings_command == "unset":
             settings.unset(args.key)
@@ -161,7 +164,46 @@ def cmd_flush(args) -> None:
         return
     report = runs.flush(store, Settings(store), deadline_seconds=args.timeout)
     if report is not None and args.verbose:
-        print(f"delivered {report.delivered}, rejected {report.rejected}, pending {report.remaining}", file=sys.stderr)
+        print(
+            f"delivered {report.delivered}, parked {report.parked_total}, pending {report.remaining}", file=sys.stderr
+        )
+        _print_outbox(store, None, sys.stderr)
+
+
+def _print_outbox(store: Store, run_id: str | None, out) -> int:
+    from planlineage.emitter import outbox
+    from planlineage.emitter.transports.base import short
+
+    rows = outbox.listing(store, run_id)
+    for row in rows:
+        state = row["state"] + (f" {row['wait']:g} s" if row["state"] == "waiting" else "")
+        error = f"  {short(row['last_error'], 160)}" if row["last_error"] else ""
+        print(
+            f"{row['run_id']}  {row['event_type']:<8} {row['job_name']}  {state}, {row['attempts']} attempt(s){error}",
+            file=out,
+        )
+    return len(rows)
+
+
+@_fail_open
+def cmd_outbox(args) -> None:
+    store, configured = _configured_store()
+    if not store.exists():
+        if args.outbox_command == "list":
+            print("no lineage events are waiting", file=sys.stderr)
+        return
+    from planlineage.emitter import outbox
+
+    if args.outbox_command == "list":
+        if _print_outbox(store, args.run_id, sys.stdout) == 0:
+            print("no lineage events are waiting", file=sys.stderr)
+        return
+    count = outbox.retry(store, args.run_id)
+    print(f"{count} lineage event(s) put back in line", file=sys.stderr)
+    if configured and count:
+        report = runs.flush(store, Settings(store), deadline_seconds=args.timeout)
+        if report is not None:
+            print(outbox.describe(report), file=sys.stderr)
 
 
 def _conf(args, merge) -> int:
@@ -217,7 +259,7 @@ def add_commands(commands) -> None:
     settings_commands = settings.add_subparsers(dest="settings_command", required=True)
     set_ = settings_commands.add_parser("set", help="store a setting")
     set_.add_argument("key")
-    set_.add_argument("value")
+    set_.add_argument("value", help="the value; - reads it from stdin (use this for lineage.token)")
     get = settings_commands.add_parser("get", help="print a setting (secrets masked)")
     get.add_argument("key")
     unset = settings_commands.add_parser("unset", help="remove a stored setting")
@@ -246,6 +288,15 @@ def add_commands(commands) -> None:
     flush.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
     flush.add_argument("--verbose", action="store_true")
     flush.set_defaults(run=cmd_flush)
+
+    box = commands.add_parser("outbox", help="lineage events not delivered yet: list them, retry parked ones")
+    box_commands = box.add_subparsers(dest="outbox_command", required=True)
+    box_list = box_commands.add_parser("list", help="every undelivered event: due, waiting (backoff) or parked")
+    box_list.add_argument("--run", dest="run_id", default=None, help="only this runId")
+    box_retry = box_commands.add_parser("retry", help="put parked events back in line and deliver")
+    box_retry.add_argument("--run", dest="run_id", default=None, help="only this runId")
+    box_retry.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
+    box.set_defaults(run=cmd_outbox)
 
     spark = commands.add_parser(
         "spark-conf", help="add the OpenLineage Spark listener to app properties (stdin -> stdout)"

@@ -1,8 +1,30 @@
 """The durable outbox: an event is stored before it is sent and removed only once delivered.
 
-Order: rows are delivered oldest first (``id``); within a run, ``seq`` follows the order the
-lifecycle queued them in (START, then RUNNING, then the terminal event; parent before children).
-A pass stops at the first :class:`RetryLater`, so nothing overtakes an event that is waiting.
+Order is per run, never global
+------------------------------
+Within a run, ``seq`` follows the order the lifecycle queued events in (START, then RUNNING, then
+the terminal event; parent before children), and a run's event is only sent once every earlier
+event of that run was delivered.  Runs are independent: a run whose head event is refused waits
+alone while the others flow.
+
+What happens to an event that does not go through
+-------------------------------------------------
+* **The server is unreachable or says it is busy** (connection refused, 429, 503): the pass stops
+  (every other event would meet the same fate); nothing is counted against the event.
+* **The server refuses this event** (other 5xx) **or did not answer in time**: the event backs
+  off alone (``retry-backoff`` seconds, doubling up to :data:`MAX_BACKOFF_SECONDS`), counting
+  attempts; past ``retry-attempts`` attempts or ``retry-max-age`` seconds since its first failure
+  it is **parked** (``capped``).  A timed-out event is resent byte for byte: the receiver sees it
+  at least once and recognises a repeat by (runId, job, eventType, eventTime).
+* **401 / 403 and other refusals of the configuration** (404, 406…): the event is parked
+  (``access``) until the address or the token changes (``settings set`` requeues it, see
+  :func:`requeue_access`) or ``planlineage outbox retry``.
+* **400 / 413 / 422, a body the server will never take**: the event is parked (``event``) and
+  the run's later events go on without it (holding them would lose them all).
+
+A parked ``access`` or ``capped`` event holds back its run's later events, so order holds.
+Parked events are kept, listed by :func:`listing` (``planlineage outbox list``) and put back in
+line by :func:`retry` (``planlineage outbox retry [--run R]``).
 
 Claims: a pass takes a small batch of rows in one ``BEGIN IMMEDIATE`` transaction by writing its
 own ``claimed_by`` and a lease end (``claim_until``) on them.  Another process only takes rows whose
@@ -10,9 +32,6 @@ lease is absent or expired, and never a row of a run whose earlier row is still 
 else, so two processes flushing at once neither send the same ``(runId, job, eventType)`` twice
 nor send a run's later event before its earlier one.  The lease outlives the pass's deadline, so
 only a process that died mid-send lets another one retry its rows (at-least-once, never lost).
-
-Rejected rows stay in the table with ``status = 'rejected'`` and the reason, out of the way of
-later events; :func:`requeue_rejected` puts them back once the cause is fixed.
 """
 
 from __future__ import annotations
@@ -23,31 +42,67 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from planlineage.emitter.store import Store, lease_clock, utc_now
-from planlineage.emitter.transports.base import Delivered, Rejected, Transport, short
+from planlineage.emitter.transports.base import Delivered, Rejected, RetryLater, Transport, short
 
 log = logging.getLogger("planlineage.emitter")
 
 DEFAULT_BATCH = 20
 LEASE_MARGIN_SECONDS = 30.0
+MAX_BACKOFF_SECONDS = 600.0
+#: Answers that say the server as a whole cannot take events now: stop the pass, count nothing.
+UNAVAILABLE_STATUSES = frozenset({429, 503})
+#: Refusals of the event itself: parked, the run's later events go on.
+EVENT_REFUSALS = frozenset({400, 413, 422})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long one refused event is retried before it is parked."""
+
+    backoff: float = 2.0  # seconds before the 2nd attempt; doubles per attempt
+    max_attempts: int = 10
+    max_age: float = 24 * 3600.0  # seconds since the first failure
+
+    def delay(self, attempts: int) -> float:
+        return min(self.backoff * (2 ** max(attempts - 1, 0)), MAX_BACKOFF_SECONDS)
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, str | None]) -> RetryPolicy:
+        """From ``lineage.retry-*`` settings (missing or unreadable values keep the default)."""
+        base = cls()
+
+        def number(key: str, default: float) -> float:
+            try:
+                value = float(values.get(key) or default)
+            except ValueError:
+                return default
+            return value if value >= 0 else default
+
+        return cls(
+            backoff=number("lineage.retry-backoff", base.backoff),
+            max_attempts=max(1, int(number("lineage.retry-attempts", base.max_attempts))),
+            max_age=number("lineage.retry-max-age", base.max_age),
+        )
 
 
 @dataclass
 class FlushReport:
     delivered: int = 0
-    rejected: int = 0
+    parked: int = 0  # parked by this pass
     retry_later: int = 0
-    remaining: int = 0
-    stopped: str | None = None  # the RetryLater reason that ended the pass
+    remaining: int = 0  # pending after the pass (waiting or due)
+    parked_total: int = 0  # parked after the pass
+    stopped: str | None = None  # why the server could not be reached, when it ended the pass
     timed_out: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.stopped is None and not self.timed_out and self.rejected == 0
+        return self.stopped is None and not self.timed_out and self.parked == 0
 
 
 def enqueue_in(conn: sqlite3.Connection, run_id: str, job_name: str, event_type: str, payload: dict | str) -> bool:
@@ -74,25 +129,32 @@ def enqueue(store: Store, run_id: str, payloads: Iterable[dict]) -> int:
     return store.write(insert)
 
 
+# A row may go when it is due and free, and nothing earlier in its run still has to go first:
+# an earlier row that waits for its backoff, is leased by another process, or is parked for a
+# reason that also concerns the rows after it.
+_CLAIMABLE = """
+    SELECT o.id, o.run_id, o.seq, o.job_name, o.event_type, o.payload, o.attempts, o.first_failed
+    FROM outbox o
+    WHERE o.status = 'pending'
+      AND (o.next_attempt IS NULL OR o.next_attempt <= :now)
+      AND (o.claim_until IS NULL OR o.claim_until < :now)
+      AND NOT EXISTS (
+        SELECT 1 FROM outbox p
+        WHERE p.run_id = o.run_id AND p.seq < o.seq
+          AND ((p.status = 'parked' AND p.parked != 'event')
+               OR (p.status = 'pending'
+                   AND ((p.next_attempt IS NOT NULL AND p.next_attempt > :now)
+                        OR (p.claim_until IS NOT NULL AND p.claim_until >= :now))))
+      )
+    ORDER BY o.id
+    LIMIT :batch
+"""
+
+
 def _claim(store: Store, worker: str, batch: int, lease_seconds: float) -> list[dict[str, Any]]:
     def claim(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         now = lease_clock()
-        rows = conn.execute(
-            """
-            SELECT o.id, o.run_id, o.seq, o.job_name, o.event_type, o.payload, o.attempts
-            FROM outbox o
-            WHERE o.status = 'pending'
-              AND (o.claim_until IS NULL OR o.claim_until < :now)
-              AND NOT EXISTS (
-                SELECT 1 FROM outbox p
-                WHERE p.run_id = o.run_id AND p.status = 'pending' AND p.seq < o.seq
-                  AND p.claim_until IS NOT NULL AND p.claim_until >= :now
-              )
-            ORDER BY o.id
-            LIMIT :batch
-            """,
-            {"now": now, "batch": batch},
-        ).fetchall()
+        rows = conn.execute(_CLAIMABLE, {"now": now, "batch": batch}).fetchall()
         ids = [r["id"] for r in rows]
         if ids:
             marks = ",".join("?" * len(ids))
@@ -111,24 +173,57 @@ def _release_all(store: Store, worker: str) -> None:
     )
 
 
-def _settle(store: Store, worker: str, row_id: int, outcome: Any) -> None:
-    def settle(conn: sqlite3.Connection) -> None:
-        if isinstance(outcome, Delivered):
-            conn.execute("DELETE FROM outbox WHERE id = ? AND claimed_by = ?", (row_id, worker))
-        elif isinstance(outcome, Rejected):
-            conn.execute(
-                "UPDATE outbox SET status = 'rejected', attempts = attempts + 1, last_error = ?, "
-                "claimed_by = NULL, claim_until = NULL WHERE id = ? AND claimed_by = ?",
-                (outcome.reason, row_id, worker),
-            )
-        else:
-            conn.execute(
-                "UPDATE outbox SET attempts = attempts + 1, last_error = ?, "
-                "claimed_by = NULL, claim_until = NULL WHERE id = ? AND claimed_by = ?",
-                (outcome.reason, row_id, worker),
-            )
+def _verdict(outcome: Any) -> str:
+    """``delivered``, ``unavailable`` (stop the pass), ``backoff``, ``park-access`` or ``park-event``."""
+    if isinstance(outcome, Delivered):
+        return "delivered"
+    if isinstance(outcome, Rejected):
+        return "park-event" if outcome.status in EVENT_REFUSALS else "park-access"
+    if isinstance(outcome, RetryLater) and (
+        outcome.timed_out or (outcome.status or 0) not in (0, *UNAVAILABLE_STATUSES)
+    ):
+        return "backoff"
+    return "unavailable"
 
-    store.write(settle)
+
+def _settle(store: Store, worker: str, row: dict[str, Any], verdict: str, reason: str, policy: RetryPolicy) -> str:
+    """Record what became of one claimed row; the verdict as applied (``backoff`` may park)."""
+
+    def settle(conn: sqlite3.Connection) -> str:
+        now = lease_clock()
+        where = "WHERE id = ? AND claimed_by = ?"
+        key = (row["id"], worker)
+        release = "claimed_by = NULL, claim_until = NULL"
+        if verdict == "delivered":
+            conn.execute(f"DELETE FROM outbox {where}", key)
+            return verdict
+        if verdict == "unavailable":
+            conn.execute(f"UPDATE outbox SET last_error = ?, {release} {where}", (reason, *key))
+            return verdict
+        if verdict in ("park-access", "park-event"):
+            kind = verdict.removeprefix("park-")
+            conn.execute(
+                f"UPDATE outbox SET status = 'parked', parked = ?, attempts = attempts + 1, last_error = ?, "
+                f"first_failed = COALESCE(first_failed, ?), next_attempt = NULL, {release} {where}",
+                (kind, reason, now, *key),
+            )
+            return verdict
+        attempts = row["attempts"] + 1
+        first = row["first_failed"] or now
+        if attempts >= policy.max_attempts or now - first >= policy.max_age:
+            conn.execute(
+                f"UPDATE outbox SET status = 'parked', parked = 'capped', attempts = ?, first_failed = ?, "
+                f"next_attempt = NULL, last_error = ?, {release} {where}",
+                (attempts, first, reason, *key),
+            )
+            return "park-capped"
+        conn.execute(
+            f"UPDATE outbox SET attempts = ?, first_failed = ?, next_attempt = ?, last_error = ?, {release} {where}",
+            (attempts, first, now + policy.delay(attempts), reason, *key),
+        )
+        return verdict
+
+    return store.write(settle)
 
 
 def count_pending(store: Store) -> int:
@@ -138,81 +233,176 @@ def count_pending(store: Store) -> int:
     )
 
 
+def count_parked(store: Store) -> int:
+    return store.read(
+        lambda c: c.execute("SELECT COUNT(*) FROM outbox WHERE status = 'parked'").fetchone()[0],
+        default=0,
+    )
+
+
+def next_due(store: Store) -> float | None:
+    """Seconds until the next waiting event is due (0 when one is due now), None if none waits."""
+    when = store.read(
+        lambda c: c.execute("SELECT MIN(COALESCE(next_attempt, 0)) FROM outbox WHERE status = 'pending'").fetchone()[0],
+        default=None,
+    )
+    return None if when is None else max(0.0, when - lease_clock())
+
+
 def deliver_pending(
     store: Store,
     transport: Transport,
     deadline_seconds: float = 5.0,
     *,
     batch: int = DEFAULT_BATCH,
+    policy: RetryPolicy | None = None,
 ) -> FlushReport:
-    """Send pending events oldest first until none is left, a RetryLater, or the deadline.
+    """One pass: send every due event (oldest first, in order per run) until none is left, the
+    server is unavailable, or the deadline.
 
     Never sends once ``deadline_seconds`` have passed; each request's timeout is cut to the time
     left.  Without a store, nothing happens (and nothing is created).
     """
+    policy = policy or RetryPolicy()
     report = FlushReport()
     if not store.exists():
         return report
     worker = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
     started = time.monotonic()
     lease = deadline_seconds + LEASE_MARGIN_SECONDS
+    held_back: set[str] = set()  # runs with a failed row in this pass: their later rows wait
     try:
         while report.stopped is None and not report.timed_out:
             if time.monotonic() - started >= deadline_seconds:
                 report.timed_out = True
                 break
-            rows = _claim(store, worker, batch, lease)
+            rows = [r for r in _claim(store, worker, batch, lease) if r["run_id"] not in held_back]
             if not rows:
                 break
             for row in rows:
+                if row["run_id"] in held_back:
+                    continue  # released at the end, untouched
                 left = deadline_seconds - (time.monotonic() - started)
                 if left <= 0:
                     report.timed_out = True
                     break
                 outcome = transport.send(row["payload"], timeout=left)
-                _settle(store, worker, row["id"], outcome)
-                if isinstance(outcome, Delivered):
+                verdict = _verdict(outcome)
+                reason = getattr(outcome, "reason", "")
+                applied = _settle(store, worker, row, verdict, reason, policy)
+                if applied == "delivered":
                     report.delivered += 1
-                elif isinstance(outcome, Rejected):
-                    report.rejected += 1
-                    log.warning(
-                        "planlineage: lineage event %s of %s rejected, kept aside: %s",
-                        row["event_type"],
-                        row["job_name"],
-                        short(outcome.reason),
-                    )
-                else:
+                    continue
+                held_back.add(row["run_id"])
+                if applied == "unavailable":
                     report.retry_later += 1
-                    report.stopped = outcome.reason
+                    report.stopped = reason
                     break
+                if applied == "backoff":
+                    report.retry_later += 1
+                    continue
+                report.parked += 1
+                log.warning(
+                    "planlineage: lineage event %s of %s parked (%s): %s",
+                    row["event_type"],
+                    row["job_name"],
+                    applied.removeprefix("park-"),
+                    short(reason),
+                )
     finally:
         _release_all(store, worker)
     report.remaining = count_pending(store)
+    report.parked_total = count_parked(store)
     return report
 
 
+def deliver_until(
+    store: Store, transport: Transport, budget: float, *, policy: RetryPolicy | None = None
+) -> FlushReport | None:
+    """Passes until nothing is pending or ``budget`` seconds have passed, waiting between them
+    for the next event's backoff or, while the server is unavailable, 0.5 s doubling to 4 s.
+
+    The last pass's report, or None when nothing was pending.
+    """
+    end = time.monotonic() + budget
+    pause = 0.5
+    report = None
+    while time.monotonic() < end:
+        report = deliver_pending(store, transport, end - time.monotonic(), policy=policy)
+        if report.remaining == 0 or report.timed_out:
+            break
+        if report.stopped:
+            wait = pause
+            pause = min(pause * 2, 4.0)
+        else:
+            due = next_due(store)
+            if due is None:
+                break
+            wait = max(due, 0.05)
+        if time.monotonic() + wait >= end:
+            break
+        time.sleep(wait)
+    return report
+
+
+_LISTING = (
+    "SELECT id, run_id, seq, job_name, event_type, status, parked, attempts, next_attempt, last_error, created "
+    "FROM outbox {where} ORDER BY run_id, seq"
+)
+
+
+def listing(store: Store, run_id: str | None = None) -> list[dict[str, Any]]:
+    """Every undelivered event (of one run), in order per run, with ``state``: ``due``,
+    ``waiting`` (backing off, ``wait`` seconds left) or ``parked (<kind>)``."""
+    where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
+    now = lease_clock()
+    found = []
+    for row in store.rows(_LISTING.format(where=where), params):
+        if row["status"] == "parked":
+            row["state"] = f"parked ({row['parked']})"
+        elif row["next_attempt"] and row["next_attempt"] > now:
+            row["state"] = "waiting"
+            row["wait"] = round(row["next_attempt"] - now, 1)
+        else:
+            row["state"] = "due"
+        found.append(row)
+    return found
+
+
 def pending(store: Store) -> list[dict[str, Any]]:
-    return store.rows(
-        "SELECT id, run_id, seq, job_name, event_type, attempts, last_error, created "
-        "FROM outbox WHERE status = 'pending' ORDER BY id"
+    return [r for r in listing(store) if r["status"] == "pending"]
+
+
+def parked(store: Store) -> list[dict[str, Any]]:
+    return [r for r in listing(store) if r["status"] == "parked"]
+
+
+def retry(store: Store, run_id: str | None = None) -> int:
+    """Put parked and backing-off events (of one run) back in line, due now; how many."""
+    if not store.exists():
+        return 0
+    where, params = ("AND run_id = ?", (run_id,)) if run_id else ("", ())
+    return store.write(
+        lambda c: (
+            c.execute(
+                "UPDATE outbox SET status = 'pending', parked = NULL, attempts = 0, first_failed = NULL, "
+                f"next_attempt = NULL WHERE (status = 'parked' OR next_attempt IS NOT NULL) {where}",
+                params,
+            ).rowcount
+        )
     )
 
 
-def rejected(store: Store) -> list[dict[str, Any]]:
-    return store.rows(
-        "SELECT id, run_id, seq, job_name, event_type, attempts, last_error, created "
-        "FROM outbox WHERE status = 'rejected' ORDER BY id"
-    )
-
-
-def requeue_rejected(store: Store) -> int:
-    """Put rejected rows back in line (after the cause was fixed); how many."""
+def requeue_access(store: Store) -> int:
+    """Put events parked for access (401/403/404/406…) back in line: the address or the token
+    changed, so the refusal may no longer hold; how many."""
     if not store.exists():
         return 0
     return store.write(
         lambda c: (
             c.execute(
-                "UPDATE outbox SET status = 'pending', claimed_by = NULL, claim_until = NULL WHERE status = 'rejected'"
+                "UPDATE outbox SET status = 'pending', parked = NULL, next_attempt = NULL "
+                "WHERE status = 'parked' AND parked = 'access'"
             ).rowcount
         )
     )
@@ -221,10 +411,12 @@ def requeue_rejected(store: Store) -> int:
 def describe(report: FlushReport) -> str:
     """One line about a flush, for the CLI."""
     parts = [f"{report.delivered} delivered"]
-    if report.rejected:
-        parts.append(f"{report.rejected} rejected (kept aside)")
+    if report.parked:
+        parts.append(f"{report.parked} parked")
     if report.remaining:
         parts.append(f"{report.remaining} kept for later")
+    if report.parked_total:
+        parts.append(f"{report.parked_total} parked in all (planlineage outbox list)")
     if report.stopped:
         parts.append(f"stopped: {short(report.stopped, 200)}")
     elif report.timed_out:

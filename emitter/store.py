@@ -30,18 +30,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from planlineage import home
+
 log = logging.getLogger("planlineage.emitter")
 
 DB_NAME = "state.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 T = TypeVar("T")
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS settings (
-    key     TEXT PRIMARY KEY,
-    value   TEXT NOT NULL,
-    updated TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS runs (
     app_id         TEXT PRIMARY KEY,
     run_id         TEXT NOT NULL,
@@ -56,22 +53,42 @@ CREATE TABLE IF NOT EXISTS runs (
     updated        TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS outbox (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id      TEXT NOT NULL,
-    seq         INTEGER NOT NULL,
-    event_type  TEXT NOT NULL,
-    job_name    TEXT NOT NULL,
-    payload     TEXT NOT NULL,
-    status      TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'rejected')),
-    attempts    INTEGER NOT NULL DEFAULT 0,
-    last_error  TEXT,
-    created     TEXT NOT NULL,
-    claimed_by  TEXT,
-    claim_until REAL,
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id       TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    event_type   TEXT NOT NULL,
+    job_name     TEXT NOT NULL,
+    payload      TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'parked')),
+    parked       TEXT CHECK (parked IS NULL OR parked IN ('access', 'event', 'capped')),
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    first_failed REAL,
+    next_attempt REAL,
+    last_error   TEXT,
+    created      TEXT NOT NULL,
+    claimed_by   TEXT,
+    claim_until  REAL,
     UNIQUE (run_id, job_name, event_type)
 );
 CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, id);
 CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id, seq);
+"""
+
+#: Version 1 kept the settings in this file and had ``status IN ('pending', 'rejected')``
+#: without backoff columns; its rows are carried over (rejected ones as parked ``access``).
+_MIGRATE_FROM_1 = """
+ALTER TABLE outbox RENAME TO outbox_v1;
+DROP INDEX IF EXISTS outbox_pending;
+DROP INDEX IF EXISTS outbox_run;
+"""
+_COPY_FROM_1 = """
+INSERT INTO outbox (id, run_id, seq, event_type, job_name, payload, status, parked, attempts,
+                    last_error, created)
+SELECT id, run_id, seq, event_type, job_name, payload,
+       CASE status WHEN 'rejected' THEN 'parked' ELSE 'pending' END,
+       CASE status WHEN 'rejected' THEN 'access' END, attempts, last_error, created
+FROM outbox_v1;
+DROP TABLE outbox_v1
 """
 
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
@@ -82,17 +99,18 @@ class StoreError(Exception):
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    configured = env.get("PLANLINEAGE_HOME")
-    if configured:
-        return Path(configured).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("planlineage"))
+    return home.home_dir(environ)
 
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _script(conn: sqlite3.Connection, script: str) -> None:
+    """Statements one by one (``executescript`` would commit the caller's transaction)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
 
 
 def _is_corruption(error: sqlite3.DatabaseError) -> bool:
@@ -123,7 +141,7 @@ class Store:
     # -- connections -------------------------------------------------------------------------
 
     def _create_file(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        home.make_private_dir(self.path.parent)
         if not self.path.exists():
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
             os.close(fd)
@@ -154,11 +172,16 @@ class Store:
 
     @staticmethod
     def _ensure_schema(conn: sqlite3.Connection) -> None:
-        if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version >= SCHEMA_VERSION:
             return
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
+        has_outbox = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").fetchone()
+        migrate = version == 1 and has_outbox
+        if migrate:
+            _script(conn, _MIGRATE_FROM_1)
+        _script(conn, _SCHEMA)
+        if migrate:
+            _script(conn, _COPY_FROM_1)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _quarantine(self, identity: tuple[int, int] | None, error: Exception) -> None:

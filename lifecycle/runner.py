@@ -220,15 +220,6 @@ def _identity(settings):
     )
 
 
-def _set_sql(store: Store, app_id: str, run_id: str, sql: str) -> None:
-    store.write(
-        lambda c: c.execute(
-            "UPDATE runs SET sql = ? WHERE app_id = ? AND run_id = ? AND lineage IS NULL",
-            (sql, app_id, run_id),
-        )
-    )
-
-
 def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
     """Compile one job and attach its lineage, or abandon the run. Never raises."""
     from planlineage import pipeline as extraction
@@ -243,26 +234,15 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
     if reason is None:
         sql = job.get("sql") or ""
         try:
-            _set_sql(store, app_id, run_id, _redacted_sql(sql))
-            if job.get("engine") == "spark":  # Spark SQL: Spark's own parser (planlineage.spark)
-                from planlineage import spark
-
-                lineage = spark.extract(
-                    sql,
-                    spark_version=job.get("spark_version"),
-                    identity=_identity(Settings(store)),
-                    timeout=timeout,
-                    columns=True,
-                )
-            else:
-                lineage = extraction.extract(
-                    sql,
-                    flink_version=job.get("flink_version"),
-                    jars=job.get("jars") or [],
-                    identity=_identity(Settings(store)),
-                    timeout=timeout,
-                    columns=True,
-                )  # events carry the columnLineage facet
+            runs.set_redacted_sql(store, app_id, run_id, _redacted_sql(sql))
+            lineage = extraction.extract(
+                sql,
+                flink_version=job.get("flink_version"),
+                jars=job.get("jars") or [],
+                identity=_identity(Settings(store)),
+                timeout=timeout,
+                columns=True,
+            )  # events carry the columnLineage facet
         except WorkerTimeout as error:
             reason = str(error)
         except Exception as error:
@@ -276,29 +256,12 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
 
 
 def deliver(store: Store, budget: float) -> None:
-    """Deliver with retries until nothing is pending or ``budget`` seconds have passed; one log
-    line if something stays behind (the next command, or ``flush``, retries it)."""
-    from planlineage.emitter import outbox
-    from planlineage.emitter.transports import create_transport
+    """Deliver until nothing is pending or ``budget`` seconds have passed (the outbox's backoff);
+    one log line if something stays behind (the next command, or ``flush``, retries it)."""
+    from planlineage.lifecycle import runs
     from planlineage.settings import Settings
 
-    settings = Settings(store)
-    if not settings.configured() or not store.exists():
-        return
-    end = time.monotonic() + budget
-    pause = 0.5
-    report = None
-    kind, options = settings.transport_options()
-    with create_transport(kind, options) as transport:
-        while time.monotonic() < end:
-            report = outbox.deliver_pending(store, transport, min(end - time.monotonic(), 10.0))
-            if outbox.count_pending(store) == 0 or (report.stopped is None and not report.timed_out):
-                report = None if report.stopped is None and not report.timed_out else report
-                break
-            time.sleep(min(pause, max(0.0, end - time.monotonic())))
-            pause = min(pause * 2, 4.0)
-    if report is not None and (report.stopped or report.timed_out):
-        log.warning("planlineage: %s", outbox.describe(report))
+    runs.deliver_for(store, Settings(store), budget)
 
 
 def main(args) -> int:

@@ -335,6 +335,36 @@ def record_state(
     return store.write(report)
 
 
+@_fail_open("lineage of the submission", fallback=False)
+def set_redacted_sql(store: Store, app_id: str, run_id: str, sql: str) -> bool:
+    """Keep the (already redacted) SQL of a run whose lineage is still being computed."""
+    return bool(
+        store.write(
+            lambda c: (
+                c.execute(
+                    "UPDATE runs SET sql = ? WHERE app_id = ? AND run_id = ? AND lineage IS NULL",
+                    (sql, app_id, run_id),
+                ).rowcount
+            )
+        )
+    )
+
+
+@_fail_open("lineage delivery")
+def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.FlushReport | None:
+    """Deliver with the outbox's backoff until nothing is pending or ``budget`` seconds have
+    passed (the detached runner's delivery); one log line if something stays behind."""
+    if not settings.configured() or not store.exists():
+        return None
+    kind, options = settings.transport_options()
+    policy = outbox.RetryPolicy.from_values(settings.values())
+    with create_transport(kind, options) as transport:
+        report = outbox.deliver_until(store, transport, budget, policy=policy)
+    if report is not None and (report.stopped or report.timed_out or report.parked or report.remaining):
+        log.warning("planlineage: %s", outbox.describe(report))
+    return report
+
+
 @_fail_open("lineage delivery")
 def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> outbox.FlushReport | None:
     """Deliver what is pending with the configured transport, within ``deadline_seconds``.
@@ -344,8 +374,9 @@ def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> ou
     if not settings.configured() or not store.exists():
         return None
     kind, options = settings.transport_options()
+    policy = outbox.RetryPolicy.from_values(settings.values())
     with create_transport(kind, options) as transport:
-        report = outbox.deliver_pending(store, transport, deadline_seconds)
-    if report.stopped or report.timed_out:
+        report = outbox.deliver_pending(store, transport, deadline_seconds, policy=policy)
+    if report.stopped or report.timed_out or report.parked:
         log.warning("planlineage: %s", outbox.describe(report))
     return report

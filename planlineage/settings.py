@@ -1,4 +1,10 @@
-"""Lineage settings: stored in the state store, overridable from the environment.
+"""Lineage settings: a small file of their own, overridable from the environment.
+
+Stored in ``$PLANLINEAGE_HOME/settings.json`` (written atomically, 0600), apart from the event
+store: a corrupt event store never turns lineage off or loses the address and token.  A
+settings file that cannot be read is moved aside (``settings.json.corrupt-<time>``) and said on
+stderr by every later command until that copy is removed.  Stores of version 1 kept settings in
+``state.db``; they are read from there until the first ``settings set`` moves them here.
 
 Precedence: environment (``PLANLINEAGE_`` + key upper-cased, ``.``/``-`` → ``_``, e.g.
 ``PLANLINEAGE_LINEAGE_ADDRESS``) > stored value > default.  Reading never creates the store.
@@ -10,16 +16,27 @@ console transport was chosen explicitly.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from planlineage.emitter.store import Store, utc_now
+from planlineage import home
+from planlineage.emitter.store import Store
 from planlineage.emitter.transports.base import safe_address
 
+SETTINGS_FILE = "settings.json"
+log = logging.getLogger("planlineage.emitter")
+
 TRANSPORT_KINDS = ("gravitino", "http", "file", "console")
+#: Keys whose change may cure a refusal of access: events parked for it are requeued.
+REQUEUE_KEYS = frozenset({"lineage.address", "lineage.token", "lineage.endpoint", "lineage.transport"})
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -32,6 +49,7 @@ class Setting:
     secret: bool = False
     choices: tuple[str, ...] = ()
     boolean: bool = False
+    number: bool = False
 
 
 SETTINGS: dict[str, Setting] = {
@@ -47,6 +65,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("lineage.transport", "gravitino", "where events go", choices=TRANSPORT_KINDS),
         Setting("lineage.endpoint", None, "endpoint path of the http transport (api/v1/lineage)"),
         Setting("lineage.file", None, "file the file transport appends events to"),
+        Setting("lineage.retry-backoff", "2", "seconds before a refused event is sent again (doubles)", number=True),
+        Setting("lineage.retry-attempts", "10", "attempts before a refused event is parked", number=True),
+        Setting("lineage.retry-max-age", "86400", "seconds of refusals before an event is parked", number=True),
     )
 }
 
@@ -79,6 +100,12 @@ def normalize(key: str, value: str) -> str:
         if lowered not in _TRUE | _FALSE:
             raise SettingError(f"{key} must be true or false")
         return "true" if lowered in _TRUE else "false"
+    if setting.number:
+        try:
+            if float(value) < 0:
+                raise ValueError(value)
+        except ValueError:
+            raise SettingError(f"{key} must be a number (0 or more)") from None
     if setting.choices:
         value = value.lower()
         if value not in setting.choices:
@@ -140,11 +167,74 @@ class Settings:
         self.store = store if store is not None else Store()
         self.environ = os.environ if environ is None else environ
 
+    @property
+    def path(self) -> Path:
+        return self.store.path.parent / SETTINGS_FILE
+
     def stored(self) -> dict[str, str]:
-        return self.store.read(
-            lambda c: {r["key"]: r["value"] for r in c.execute("SELECT key, value FROM settings")},
-            default={},
+        """The stored values (never creates anything)."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return self._legacy()
+        except OSError as error:
+            raise SettingError(f"cannot read {self.path}: {error.strerror or error}") from None
+        try:
+            values = json.loads(data.decode("utf-8"))["settings"]
+            if not isinstance(values, dict):
+                raise ValueError("not an object")
+            return {str(k): str(v) for k, v in values.items() if k in SETTINGS}
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            self._quarantine()
+            return {}
+
+    def _quarantine(self) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        moved = self.path.with_name(f"{SETTINGS_FILE}.corrupt-{stamp}")
+        try:
+            self.path.rename(moved)
+        except OSError:
+            moved = self.path  # read-only home: it stays where it is, and is said again next time
+        message = (
+            f"the settings file {self.path} could not be read and was moved aside as {moved.name}: "
+            "lineage is off until you set lineage.address again (settings set); delete that copy to "
+            "silence this message"
         )
+        log.warning("planlineage: %s", message)
+        home.mark_said(message)
+        if moved != self.path:
+            home.add_notice(message, moved, self.path.parent)
+
+    def _legacy(self) -> dict[str, str]:
+        """Settings a version-1 store kept in ``state.db`` (read-only, no file created)."""
+        if not self.store.exists():
+            return {}
+
+        def read(conn: sqlite3.Connection) -> dict[str, str]:
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'settings'").fetchone():
+                return {}
+            return {
+                r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM settings") if r["key"] in SETTINGS
+            }
+
+        try:
+            return self.store.read(read, default={})
+        except Exception:  # an unreadable old store holds no settings we could use
+            return {}
+
+    def _save(self, values: Mapping[str, str]) -> None:
+        home.write_private_json(self.path, {"version": 1, "settings": dict(sorted(values.items()))})
+        if self.store.exists():  # settings of a version-1 store live here now: drop the old copy
+            try:
+                self.store.write(
+                    lambda c: (
+                        c.execute("DELETE FROM settings")
+                        if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'settings'").fetchone()
+                        else None
+                    )
+                )
+            except Exception:
+                pass
 
     def source(self, key: str, _stored: Mapping[str, str] | None = None) -> tuple[str | None, str]:
         """``(value, origin)`` with origin ``env``, ``store`` or ``default``."""
@@ -168,29 +258,37 @@ class Settings:
 
     def set(self, key: str, value: str) -> str:
         value = normalize(key, value)
-
-        def store_it(conn):
-            if value == "":
-                conn.execute("DELETE FROM settings WHERE key = ?", (key,))
-            else:
-                conn.execute(
-                    "INSERT INTO settings (key, value, updated) VALUES (?, ?, ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
-                    (key, value, utc_now()),
-                )
-
-        self.store.write(store_it)
+        values = self.stored()
+        if value == "":
+            values.pop(key, None)
+        else:
+            values[key] = value
+        self._save(values)
+        if key in REQUEUE_KEYS:
+            self._requeue_access()
         return value
 
     def unset(self, key: str) -> None:
         _check_key(key)
-        if self.store.exists():
-            self.store.write(lambda c: c.execute("DELETE FROM settings WHERE key = ?", (key,)))
+        values = self.stored()
+        if key in values:
+            del values[key]
+            self._save(values)
+
+    def _requeue_access(self) -> None:
+        """Events parked for a 401/403 get another chance with the new address or token."""
+        from planlineage.emitter import outbox
+
+        outbox.requeue_access(self.store)
 
     def list(self, keys: Iterable[str] | None = None) -> dict[str, tuple[str | None, str]]:
         """Every known key → ``(value, origin)``; values are raw (use :func:`masked` to print)."""
         stored = self.stored()
         return {k: self.source(k, stored) for k in (keys or SETTINGS)}
+
+    def values(self) -> dict[str, str | None]:
+        """Every known key -> its effective value."""
+        return {k: v for k, (v, _) in self.list().items()}
 
     def list_masked(self) -> dict[str, tuple[str, str]]:
         return {k: (masked(k, v), origin) for k, (v, origin) in self.list().items()}

@@ -23,6 +23,10 @@ Behaviour follows apache/gravitino (``lineage/`` module: ``LineageOperations``,
 * ``mode="500"`` → ``500`` ``{"code":1002,"type":"RuntimeException",…}`` (dispatch failure).
 * ``queue_capacity=n``: accepted events wait in a bounded queue until :meth:`drain`; once it is
   more than 90 % full → ``429`` with an empty body.
+* Fault policies: ``refuse_runs`` (runIds, parent or own) → ``500`` for every event of those runs
+  only; ``hang_requests=n`` + ``hang_seconds``: the next n requests are held that long before they
+  are handled (a client that gave up may resend: the server then records both); ``die_after=n``:
+  the server stops listening right after accepting its n-th event (dies mid-run).
 * :meth:`down` closes the listening socket (connections are refused); :meth:`up` listens again
   on the same port.
 
@@ -201,7 +205,15 @@ class GravitinoTestServer:
         mode: str = "normal",
         queue_capacity: int | None = None,
         delay: float = 0.0,
+        refuse_runs: Iterable[str] = (),
+        hang_requests: int = 0,
+        hang_seconds: float = 0.0,
+        die_after: int | None = None,
     ) -> None:
+        self.refuse_runs = set(refuse_runs)
+        self.hang_requests = hang_requests
+        self.hang_seconds = hang_seconds
+        self.die_after = die_after
         self.token = token
         self.forbidden = set(forbidden)
         self.mode = mode
@@ -293,6 +305,11 @@ class GravitinoTestServer:
     def _handle(self, h: _Handler, body: bytes) -> tuple[int, dict | str | None, dict | None]:
         if self.delay:
             time.sleep(self.delay)
+        with self._lock:
+            hang = self.hang_requests > 0
+            self.hang_requests -= 1 if hang else 0
+        if hang:
+            time.sleep(self.hang_seconds)
         path = h.path.split("?", 1)[0].rstrip("/")
         if path != LINEAGE_PATH:
             return _reply(404, gravitino_error(1003, "NotFoundException", f"{path} not found"))
@@ -323,13 +340,19 @@ class GravitinoTestServer:
                         f"User 'anonymous' is not authorized to access {key[0]}/{key[1]}",
                     ),
                 )
-        if self.mode == "500":
+        run = event.get("run") or {}
+        parent = ((run.get("facets") or {}).get("parent") or {}).get("run", {}).get("runId")
+        if self.mode == "500" or {run.get("runId"), parent} & self.refuse_runs:
             return _reply(500, gravitino_error(1002, "RuntimeException", "Dispatch lineage event failed"))
         with self._lock:
             if self.queue_capacity is not None and len(self.queue) > 0.9 * self.queue_capacity:
                 return _reply(429)
             self.queue.append(event)
             self.events.append(event)
+            dying = self.die_after is not None and len(self.events) >= self.die_after
+        if dying:
+            self.die_after = None
+            threading.Thread(target=self.down, daemon=True).start()
         return _reply(201)
 
     # -- inspection --------------------------------------------------------------------------

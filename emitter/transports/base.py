@@ -33,6 +33,9 @@ class Delivered:
 class RetryLater:
     reason: str
     status: int | None = None
+    #: The request went out but no answer came in time: the server may have taken the event, so
+    #: the resend is a possible repeat (same payload, same identifying fields).
+    timed_out: bool = False
 
 
 @dataclass(frozen=True)

@@ -141,8 +141,11 @@ class HttpTransport(Transport):
                 headers=self.headers(),
                 timeout=self._timeout(timeout),
             )
+        except (httpx.ConnectTimeout, httpx.PoolTimeout):
+            return RetryLater(f"{self.backend} at {where} unreachable: no connection in time")
         except httpx.TimeoutException:
-            return RetryLater(f"{self.backend} at {where} did not answer in time")
+            # The request may have arrived: the resend is a possible repeat of the same event.
+            return RetryLater(f"{self.backend} at {where} did not answer in time", timed_out=True)
         except httpx.TransportError as error:
             detail = self._say(str(error)) or type(error).__name__
             return RetryLater(f"{self.backend} at {where} unreachable: {detail}")

@@ -45,25 +45,102 @@ def test_delivers_everything_oldest_first_and_removes_it(store, server):
     first = queue_run(store, two_sink_lineage())
     second = queue_run(store)
     report = outbox.deliver_pending(store, transport_for(server), deadline_seconds=10)
-    assert (report.delivered, report.rejected, report.remaining) == (len(first) + len(second), 0, 0)
+    assert (report.delivered, report.parked, report.remaining) == (len(first) + len(second), 0, 0)
     assert report.ok
     assert keys(server.events) == keys(first + second)
     assert store.rows("SELECT * FROM outbox") == []
 
 
-def test_retry_later_stops_the_pass_and_keeps_order(store):
-    payloads = queue_run(store) + queue_run(store)
-    with GravitinoTestServer(mode="500") as srv:
-        report = outbox.deliver_pending(store, transport_for(srv), deadline_seconds=10)
-        assert report.delivered == 0 and report.retry_later == 1 and report.stopped
-        assert len(srv.requests) == 1  # stopped at the first RetryLater
-        rows = store.rows("SELECT attempts, last_error, claimed_by FROM outbox ORDER BY id")
-        assert rows[0]["attempts"] == 1 and "HTTP 500" in rows[0]["last_error"]
-        assert all(r["attempts"] == 0 for r in rows[1:])
+def test_a_refused_run_waits_alone_while_the_others_flow(store):
+    refused = queue_run(store)
+    others = queue_run(store) + queue_run(store, two_sink_lineage())
+    run = refused[0]["run"]["runId"]
+    with GravitinoTestServer(refuse_runs={run}) as srv:
+        for _ in range(2):  # the head jam of before: "delivered 0, pending 6 after two flushes"
+            report = outbox.deliver_pending(store, transport_for(srv), deadline_seconds=10)
+        assert keys(srv.events) == keys(others)
+        assert report.remaining == len(refused)
+        rows = store.rows("SELECT attempts, next_attempt, last_error, claimed_by FROM outbox ORDER BY seq")
+        assert rows[0]["attempts"] == 1 and "HTTP 500" in rows[0]["last_error"]  # backing off: no 2nd try yet
+        assert rows[0]["next_attempt"] > lease_clock()
+        assert all(r["attempts"] == 0 for r in rows[1:])  # later events of the run were never sent
         assert all(r["claimed_by"] is None for r in rows)  # claims released
-        srv.set_mode("normal")
+        srv.refuse_runs.clear()
+        assert outbox.retry(store, run) == 1  # due now
         report = outbox.deliver_pending(store, transport_for(srv), deadline_seconds=10)
-        assert report.delivered == len(payloads) and report.remaining == 0
+        assert report.delivered == len(refused) and report.remaining == 0
+        assert keys(srv.events) == keys(others + refused)
+
+
+def test_backoff_doubles_and_a_capped_event_is_parked_and_holds_its_run(store):
+    refused = queue_run(store)
+    run = refused[0]["run"]["runId"]
+    policy = outbox.RetryPolicy(backoff=0.05, max_attempts=3)
+    with GravitinoTestServer(refuse_runs={run}) as srv:
+        waits = []
+        for _ in range(3):
+            outbox.deliver_pending(store, transport_for(srv), 5, policy=policy)
+            waits.append(outbox.next_due(store))
+            time.sleep(0.25)
+        [head, *rest] = outbox.listing(store, run)
+        assert head["state"] == "parked (capped)" and head["attempts"] == 3
+        assert [r["state"] for r in rest] == ["due", "due"]
+        assert len(srv.requests) == 3  # never the later events: order holds
+        report = outbox.deliver_pending(store, transport_for(srv), 5, policy=policy)
+        assert report.delivered == 0 and len(srv.requests) == 3  # parked: not retried by passes
+        assert policy.delay(1) == 0.05 and policy.delay(2) == 0.1 and policy.delay(30) == outbox.MAX_BACKOFF_SECONDS
+        srv.refuse_runs.clear()
+        assert outbox.retry(store) == 1
+        report = outbox.deliver_pending(store, transport_for(srv), 5, policy=policy)
+        assert report.delivered == 3 and keys(srv.events) == keys(refused)
+
+
+def test_event_past_its_age_cap_is_parked(store):
+    refused = queue_run(store, event_types=("START",))
+    policy = outbox.RetryPolicy(backoff=0.0, max_attempts=100, max_age=0.0)
+    with GravitinoTestServer(refuse_runs={refused[0]["run"]["runId"]}) as srv:
+        report = outbox.deliver_pending(store, transport_for(srv), 5, policy=policy)
+    assert report.parked == 1 and outbox.parked(store)[0]["parked"] == "capped"
+
+
+def test_401_parks_the_run_until_the_token_changes_and_order_holds(store):
+    payloads = queue_run(store)
+    with GravitinoTestServer(token="FAKE-right-token") as srv:
+        wrong = create_transport("gravitino", {"address": srv.address, "token": "FAKE-wrong-token"})
+        report = outbox.deliver_pending(store, wrong, 10)
+        assert report.parked == 1 and report.parked_total == 1 and report.remaining == 2
+        assert [r["state"] for r in outbox.listing(store)] == ["parked (access)", "due", "due"]
+        assert "parked in all" in outbox.describe(report)
+        report = outbox.deliver_pending(store, wrong, 10)
+        assert report.delivered == 0 and len(srv.requests) == 1  # later events wait behind it
+        assert outbox.requeue_access(store) == 1  # what `settings set lineage.token` calls
+        right = create_transport("gravitino", {"address": srv.address, "token": "FAKE-right-token"})
+        report = outbox.deliver_pending(store, right, 10)
+        assert report.delivered == 3 and keys(srv.events) == keys(payloads)
+
+
+def test_timed_out_event_is_resent_with_identical_content(store):
+    payloads = queue_run(store, event_types=("START", "COMPLETE"))
+    with GravitinoTestServer(hang_requests=1, hang_seconds=1.0) as srv:
+        transport = create_transport("gravitino", {"address": srv.address, "timeout": 0.3})
+        report = outbox.deliver_pending(store, transport, 10, policy=outbox.RetryPolicy(backoff=0.0))
+        assert report.retry_later == 1 and report.delivered == 0  # COMPLETE waited behind START
+        report = outbox.deliver_pending(store, transport, 10, policy=outbox.RetryPolicy(backoff=0.0))
+        assert report.delivered == 2
+        time.sleep(1.0)  # the hung request is handled after all
+        bodies = [r.body for r in srv.requests]
+    start = [b for b in bodies if b'"START"' in b]
+    assert len(start) == 2 and start[0] == start[1]  # a repeat, byte for byte: same eventTime
+    assert srv.keys()[ev.event_key(payloads[0])] == 2
+
+
+def test_server_dying_mid_run_loses_nothing(store):
+    payloads = queue_run(store) + queue_run(store)
+    with GravitinoTestServer(die_after=2) as srv:
+        report = outbox.deliver_pending(store, transport_for(srv), 5)
+        assert report.delivered == 2 and report.stopped and report.remaining == 4
+        srv.up()
+        outbox.deliver_pending(store, transport_for(srv), 5)
         assert keys(srv.events) == keys(payloads)
 
 
@@ -79,7 +156,7 @@ def test_server_down_then_up_delivers_in_order(store, server):
     assert keys(server.events) == keys(payloads)
 
 
-def test_rejected_rows_are_kept_aside_with_the_reason(store):
+def test_forbidden_rows_are_parked_with_the_reason(store):
     forbidden = ("kafka://broker:9092", "orders")
     with GravitinoTestServer(forbidden={forbidden}) as srv:
         from emitter_fixtures import hive_table, sink, table
@@ -93,18 +170,18 @@ def test_rejected_rows_are_kept_aside_with_the_reason(store):
         bad = queue_run(store, event_types=("START",))
         good = queue_run(store, clean, event_types=("START",))
         report = outbox.deliver_pending(store, transport_for(srv), deadline_seconds=10)
-        assert (report.delivered, report.rejected, report.remaining) == (1, 1, 0)
+        assert (report.delivered, report.parked, report.remaining) == (1, 1, 0)
         assert keys(srv.events) == keys(good)
-        [row] = outbox.rejected(store)
+        [row] = outbox.parked(store)
         assert (row["run_id"], row["event_type"]) == (bad[0]["run"]["runId"], "START")
         assert "403" in row["last_error"] and "not authorized" in row["last_error"]
         # not retried by later passes ...
         assert outbox.deliver_pending(store, transport_for(srv), 10).delivered == 0
         # ... until put back once the cause is fixed
         srv.forbidden.clear()
-        assert outbox.requeue_rejected(store) == 1
+        assert outbox.retry(store) == 1
         assert outbox.deliver_pending(store, transport_for(srv), 10).delivered == 1
-        assert outbox.rejected(store) == []
+        assert outbox.parked(store) == []
 
 
 def test_deadline_bounds_a_pass(store):
@@ -141,7 +218,7 @@ def test_live_claim_of_another_process_blocks_its_row_and_later_rows_of_the_run(
 def test_nothing_to_do_without_a_store(store, server):
     report = outbox.deliver_pending(store, transport_for(server), 1)
     assert report.delivered == 0 and not store.exists() and server.requests == []
-    assert outbox.requeue_rejected(store) == 0 and not store.exists()
+    assert outbox.retry(store) == 0 and not store.exists()
 
 
 def _flush_worker(db_path: str, address: str, barrier) -> None:
@@ -183,6 +260,6 @@ def test_concurrent_flushes_deliver_each_event_exactly_once_and_in_run_order(sto
 
 
 def test_describe_is_one_line():
-    report = outbox.FlushReport(delivered=2, rejected=1, remaining=3, stopped="Gravitino at x answered HTTP 429")
+    report = outbox.FlushReport(delivered=2, parked=1, remaining=3, stopped="Gravitino at x answered HTTP 429")
     line = outbox.describe(report)
     assert "\n" not in line and "2 delivered" in line and "3 kept for later" in line

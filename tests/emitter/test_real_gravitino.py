@@ -56,4 +56,4 @@ def test_statement_set_scenario_is_accepted_by_real_gravitino(gravitino, store):
     assert runs.record_state(store, "app-1", "FINISHED") == "COMPLETE"
     report = runs.flush(store, settings, deadline_seconds=30)
     assert report is not None and report.ok
-    assert outbox.pending(store) == [] and outbox.rejected(store) == []
+    assert outbox.pending(store) == [] and outbox.parked(store) == []

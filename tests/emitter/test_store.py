@@ -30,26 +30,26 @@ def test_reads_do_not_create_anything(store, private_home):
 
 
 def test_write_creates_private_wal_database(store, private_home):
-    store.write(lambda c: c.execute("INSERT INTO settings VALUES ('k', 'v', 'now')"))
+    store.write(lambda c: c.execute("INSERT INTO runs (app_id, run_id, job_name, namespace, created, updated) VALUES ('k', 'v', 'j', 'n', 'now', 'now')"))
     assert store.exists()
     assert store.journal_mode() == "wal"
     assert stat.S_IMODE(os.stat(store.path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(private_home).st_mode) == 0o700
-    assert store.rows("SELECT key, value FROM settings") == [{"key": "k", "value": "v"}]
+    assert store.rows("SELECT app_id, run_id FROM runs") == [{"app_id": "k", "run_id": "v"}]
     tables = {r["name"] for r in store.rows("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"settings", "runs", "outbox"} <= tables
+    assert {"runs", "outbox"} <= tables and "settings" not in tables  # settings live in their own file
 
 
 def test_failed_write_rolls_back(store):
     store.write(lambda c: None)
 
     def boom(conn):
-        conn.execute("INSERT INTO settings VALUES ('k', 'v', 'now')")
+        conn.execute("INSERT INTO runs (app_id, run_id, job_name, namespace, created, updated) VALUES ('k', 'v', 'j', 'n', 'now', 'now')")
         raise RuntimeError("midway")
 
     with pytest.raises(RuntimeError):
         store.write(boom)
-    assert store.rows("SELECT * FROM settings") == []
+    assert store.rows("SELECT * FROM runs") == []
 
 
 def test_outbox_uniqueness_per_run_job_and_event_type(store):

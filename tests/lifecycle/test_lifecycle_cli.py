@@ -311,3 +311,55 @@ def test_submit_adds_under_a_fifth_of_a_second(cli, server, sql_file):
     )
     assert added < 0.2, added
     cli.wait_workers(60)
+
+
+def test_401_parks_until_settings_set_token_then_outbox_list_and_retry(cli, sql_file):
+    from gravitino_server import GravitinoTestServer
+
+    cli.fake(single_sink_lineage())
+    with GravitinoTestServer(token="FAKE-right-token") as srv:
+        configure(cli, srv)
+        assert cli("settings", "set", "lineage.token", "FAKE-wrong-token").returncode == 0
+        submit(cli, sql_file)
+        cli.wait_workers()
+        state(cli, "app-1", "RUNNING")
+        listed = cli("outbox", "list")
+        assert listed.returncode == 0
+        lines = listed.stdout.decode().splitlines()
+        assert [line.split()[1] for line in lines] == ["START", "RUNNING"]
+        assert "parked (access)" in lines[0] and "HTTP 401" in lines[0] and "due" in lines[1]
+        assert srv.events == []
+        # the fix: a new token requeues what 401 parked; the next command delivers it, in order
+        assert cli("settings", "set", "lineage.token", "-", input=b"FAKE-right-token\n").returncode == 0
+        flushed = cli("flush", "--verbose")
+        assert "delivered 2, parked 0, pending 0" in flushed.stderr.decode()
+        assert [e["eventType"] for e in srv.events] == ["START", "RUNNING"]
+        assert b"FAKE-right-token" not in flushed.stderr + listed.stdout + listed.stderr
+
+
+def test_a_run_the_server_refuses_waits_alone_and_outbox_retry_sends_it(cli, sql_file, tmp_path):
+    from gravitino_server import GravitinoTestServer
+
+    cli.fake(single_sink_lineage())
+    with GravitinoTestServer() as srv:
+        configure(cli, srv, **{"lineage.retry-attempts": "1"})
+        submit(cli, sql_file, "app-bad", "bad")
+        cli.wait_workers()
+        run = Store(cli.home / "state.db").rows("SELECT run_id FROM runs")[0]["run_id"]
+        srv.refuse_runs.add(run)
+        state(cli, "app-bad", "RUNNING")  # START went out; RUNNING is refused and parked (1 attempt)
+        submit(cli, sql_file, "app-good", "good")
+        cli.wait_workers()
+        state(cli, "app-good", "FINISHED")
+        assert [(e["job"]["name"], e["eventType"]) for e in srv.events] == [
+            ("bad", "START"),
+            ("good", "START"),
+            ("good", "COMPLETE"),
+        ]
+        listed = cli("outbox", "list", "--run", run).stdout.decode()
+        assert "RUNNING" in listed and "parked (capped)" in listed and "HTTP 500" in listed
+        srv.refuse_runs.clear()
+        retried = cli("outbox", "retry", "--run", run)
+        assert "1 lineage event(s) put back in line" in retried.stderr.decode()
+        assert srv.events[-1]["eventType"] == "RUNNING" and srv.events[-1]["run"]["runId"] == run
+        assert cli("outbox", "list").stderr.decode().strip() == "planlineage: no lineage events are waiting".removeprefix("planlineage: ")
