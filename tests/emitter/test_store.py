@@ -30,7 +30,11 @@ def test_reads_do_not_create_anything(store, private_home):
 
 
 def test_write_creates_private_wal_database(store, private_home):
-    store.write(lambda c: c.execute("INSERT INTO runs (app_id, run_id, job_name, namespace, created, updated) VALUES ('k', 'v', 'j', 'n', 'now', 'now')"))
+    store.write(
+        lambda c: c.execute(
+            "INSERT INTO runs (app_id, run_id, job_name, namespace, created, updated) VALUES ('k', 'v', 'j', 'n', 'now', 'now')"
+        )
+    )
     assert store.exists()
     assert store.journal_mode() == "wal"
     assert stat.S_IMODE(os.stat(store.path).st_mode) == 0o600
@@ -44,7 +48,9 @@ def test_failed_write_rolls_back(store):
     store.write(lambda c: None)
 
     def boom(conn):
-        conn.execute("INSERT INTO runs (app_id, run_id, job_name, namespace, created, updated) VALUES ('k', 'v', 'j', 'n', 'now', 'now')")
+        conn.execute(
+            "INSERT INTO runs (app_id, run_id, job_name, namespace, created, updated) VALUES ('k', 'v', 'j', 'n', 'now', 'now')"
+        )
         raise RuntimeError("midway")
 
     with pytest.raises(RuntimeError):

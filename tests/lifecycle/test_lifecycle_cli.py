@@ -362,4 +362,4 @@ def test_a_run_the_server_refuses_waits_alone_and_outbox_retry_sends_it(cli, sql
         retried = cli("outbox", "retry", "--run", run)
         assert "1 lineage event(s) put back in line" in retried.stderr.decode()
         assert srv.events[-1]["eventType"] == "RUNNING" and srv.events[-1]["run"]["runId"] == run
-        assert cli("outbox", "list").stderr.decode().strip() == "planlineage: no lineage events are waiting".removeprefix("planlineage: ")
+        assert cli("outbox", "list").stderr.decode().strip() == "no lineage events are waiting"
