@@ -30,9 +30,11 @@ FLUSH_SECONDS = 10.0
 
 
 def warn(message: str) -> None:
-    """One line on stderr (callers never pass a secret)."""
+    """One line on stderr, redacted (a message may quote a path or a server's answer)."""
     try:
-        print(f"planlineage: {' '.join(str(message).split())}", file=sys.stderr)
+        from planlineage.registry.secrets import redact_text
+
+        print(f"planlineage: {redact_text(' '.join(str(message).split()))}", file=sys.stderr)
     except Exception:
         pass
 

@@ -61,11 +61,9 @@ def jobs_dir(store: Store) -> Path:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(temporary, path)
+    from planlineage.home import write_private
+
+    write_private(path, json.dumps(data).encode("utf-8"))  # its temporary file never stays behind
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -126,6 +124,9 @@ def start(store: Store, job: dict[str, Any]) -> None:
         _write_json(job_path, job)
         job["pid"] = _spawn(job_path, fd)
         _write_json(job_path, job)
+    except BaseException:
+        _remove(job_path, lock_path)  # the raw SQL never stays behind without a worker
+        raise
     finally:
         os.close(fd)
 
@@ -197,7 +198,10 @@ def _setup_logging(store: Store) -> None:
         handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
     except OSError:
         handler = logging.NullHandler()
+    from planlineage.registry.secrets import RedactingFilter
+
     handler.setFormatter(logging.Formatter("%(asctime)s [%(process)d] %(message)s"))
+    handler.addFilter(RedactingFilter())  # nothing secret reaches the log, whoever logs
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
@@ -220,6 +224,15 @@ def _identity(settings):
     )
 
 
+def _sql_limit(settings) -> int:
+    from planlineage.lifecycle.runs import SQL_FACET_MAX_BYTES
+
+    try:
+        return int(float(settings.get("lineage.sql-max-bytes") or SQL_FACET_MAX_BYTES))
+    except ValueError:
+        return SQL_FACET_MAX_BYTES
+
+
 def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
     """Compile one job and attach its lineage, or abandon the run. Never raises."""
     from planlineage import pipeline as extraction
@@ -227,6 +240,7 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
     from planlineage.settings import Settings
 
     app_id, run_id = job["app_id"], job["run_id"]
+    settings = Settings(store)
     run = runs.current_run(store, app_id)
     if run is None or run.run_id != run_id or run.lineage is not None:
         return
@@ -234,12 +248,12 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
     if reason is None:
         sql = job.get("sql") or ""
         try:
-            runs.set_redacted_sql(store, app_id, run_id, _redacted_sql(sql))
+            runs.set_redacted_sql(store, app_id, run_id, _redacted_sql(sql), _sql_limit(settings))
             lineage = extraction.extract(
                 sql,
                 flink_version=job.get("flink_version"),
                 jars=job.get("jars") or [],
-                identity=_identity(Settings(store)),
+                identity=_identity(settings),
                 timeout=timeout,
                 columns=True,
             )  # events carry the columnLineage facet

@@ -65,6 +65,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("lineage.transport", "gravitino", "where events go", choices=TRANSPORT_KINDS),
         Setting("lineage.endpoint", None, "endpoint path of the http transport (api/v1/lineage)"),
         Setting("lineage.file", None, "file the file transport appends events to"),
+        Setting(
+            "lineage.sql-max-bytes", "262144", "cap of the SQL facet (bytes; larger SQL is truncated)", number=True
+        ),
         Setting("lineage.retry-backoff", "2", "seconds before a refused event is sent again (doubles)", number=True),
         Setting("lineage.retry-attempts", "10", "attempts before a refused event is parked", number=True),
         Setting("lineage.retry-max-age", "86400", "seconds of refusals before an event is parked", number=True),

@@ -8,7 +8,10 @@ state store, error messages) goes through this module, so that one fix here fixe
 - `redact_options(options)`: a copy safe to print; secret values -> "******", URLs de-credentialed.
 - `redact_url(url)`: mask `user:pw@`, `password=`/`user=` parameters and Oracle `user/pw@`.
 - `redact_text(text, options)`: mask every secret value of `options` (also in its SQL-, JSON- and
-  URL-escaped spellings), URL credentials and `'secret-key' = '...'` pairs in free text.
+  URL-escaped spellings), URL credentials, and in free text every pair whose key is a secret:
+  `'k' = 'v'`, `"k": "v"`, the SQL client's `SET k = v`, `k: v` / `k=v` in comments and log lines,
+  `password="..."` inside JAAS strings, `Authorization: Bearer ...`.
+- `RedactingFilter`: a logging filter that passes every record through `redact_text`.
 - `strip_credentials(value)`: remove (not mask) credentials; for dataset namespaces and names,
   where a mask would become part of an identity.
 """
@@ -16,6 +19,7 @@ state store, error messages) goes through this module, so that one fix here fixe
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from urllib.parse import quote, quote_plus
@@ -186,6 +190,31 @@ _JSON_PAIR = re.compile(r'(?P<k>"(?P<key>[^"\n]{1,200})"\s*+[=:]\s*+)"(?P<v>(?:[
 _TEXT_PARAM = re.compile(r"(?P<key>\b[A-Za-z][A-Za-z0-9_.\-]{0,100})=(?P<value>\{[^}]{0,500}\}|[^&;,()\s'\"?#]*+)")
 
 
+# k = v, k: v, k=v with a bare key (SQL client SET, comments, JAAS, log lines). The value is a
+# quoted string or one bare word; an authorization scheme (Bearer/Basic) takes its token along.
+# Keys are found first and values read only after a secret key, so that the value of one pair
+# ("failed: Authorization") never hides the key of the next.
+_BARE_KEY = re.compile(r"(?<![\w.\-'\"`])(?P<key>[A-Za-z][\w.\-]{0,100}+)(?<![.\-])\s*+[=:]\s*+")
+_BARE_VALUE = re.compile(r"'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\"|(?:(?i:bearer|basic)\s++)?[^\s;,'\"()]++")
+
+
+def _mask_bare_pairs(text: str) -> str:
+    out: list[str] = []
+    done = 0
+    for m in _BARE_KEY.finditer(text):
+        if m.start() < done or not is_secret_key(m["key"]):
+            continue
+        value = _BARE_VALUE.match(text, m.end())
+        if value is None:
+            continue
+        quote = value.group(0)[:1]
+        out.append(text[done : m.end()])
+        out.append(f"{quote}{MASK}{quote}" if quote in ("'", '"') else MASK)
+        done = value.end()
+    out.append(text[done:])
+    return "".join(out)
+
+
 def redact_text(text: str, options: Mapping[str, str] | None = None) -> str:
     """Mask every secret that could be in free text: SQL, a log line, an error message."""
     if not text:
@@ -206,5 +235,18 @@ def redact_text(text: str, options: Mapping[str, str] | None = None) -> str:
         lambda m: f"{m['key']}={MASK}" if m["value"] and _secret_param(m["key"], users_too=False) else m.group(0),
         out,
     )
+    out = _mask_bare_pairs(out)
     out = _ORACLE_USER_PW.sub(lambda m: f"{m['lead']}{m['user']}/{MASK}@", out)
     return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), out)
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts every record a handler writes (arguments merged into the message first)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+            record.msg, record.args = redact_text(message), None
+        except Exception:  # a record that cannot be formatted is dropped rather than leaked
+            return False
+        return True

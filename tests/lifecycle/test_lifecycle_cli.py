@@ -18,7 +18,10 @@ from lifecycle_helpers import wait_for
 from planlineage.emitter.store import Store
 
 SECRET = "hunter2-Sup3rSecret"
-SQL = f"""CREATE TABLE orders (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'orders',
+SQL = f"""-- password: {SECRET}
+SET s3.secret-key = {SECRET};
+SET 'fs.s3a.secret.key' = '{SECRET}';
+CREATE TABLE orders (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'orders',
   'properties.sasl.jaas.config' = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{SECRET}";');
 CREATE TABLE sink (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db:3306/x', 'password' = '{SECRET}');
 INSERT INTO sink SELECT id FROM orders;
@@ -289,8 +292,27 @@ def test_secrets_of_the_sql_reach_neither_server_nor_output(cli, sql_file):
         for result in outputs:
             assert SECRET.encode() not in result.stdout + result.stderr
             assert b"tok-ABCDEFGH-123456" not in result.stdout + result.stderr
-        assert SECRET not in (cli.home / "worker.log").read_text() if (cli.home / "worker.log").exists() else True
-        assert SECRET.encode() not in (cli.home / "state.db").read_bytes()
+        sql_facet = server.events[0]["job"]["facets"]["sql"]["query"]
+        assert "SET s3.secret-key = ******;" in sql_facet and "-- password: ******" in sql_facet
+        # nothing on disk holds it either: store, its WAL, logs, notices; no job file is left
+        for path in cli.home.rglob("*"):
+            if path.is_file():
+                assert SECRET.encode() not in path.read_bytes(), path
+        assert not list(cli.home.rglob("*.tmp"))
+
+
+def test_sql_facet_is_capped_with_a_marker_and_a_warning(cli, server, tmp_path):
+    cli.fake(single_sink_lineage())
+    configure(cli, server, **{"lineage.sql-max-bytes": "4096"})
+    big = tmp_path / "big.sql"
+    big.write_text(SQL + "".join(f"-- filler line {i} {'x' * 80}\n" for i in range(2000)), encoding="utf-8")
+    submit(cli, big)
+    cli.wait_workers()
+    state(cli, "app-1", "FINISHED")
+    query = server.events[0]["job"]["facets"]["sql"]["query"]
+    assert len(query.encode()) <= 4096 and "SQL truncated to 4096 of" in query
+    assert "truncated" in (cli.home / "worker.log").read_text()
+    assert all(len(r.body) < 64 * 1024 for r in server.requests)
 
 
 def test_submit_adds_under_a_fifth_of_a_second(cli, server, sql_file):

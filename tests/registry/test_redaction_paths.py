@@ -1,0 +1,81 @@
+"""Every spelling of a secret a SQL script, a comment, a JAAS string or a log line may carry is
+masked by the one redaction module; what is not a secret stays readable."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from planlineage.registry.secrets import MASK, RedactingFilter, redact_text
+
+S = "FAKE-s3cr3t-Value"
+
+# (input, what must remain readable) — the secret S must be gone from the output of each.
+SECRET_CASES = [
+    (f"SET s3.secret-key = {S};", "SET s3.secret-key = "),
+    (f"SET 's3.secret-key' = '{S}';", "SET 's3.secret-key' = '"),
+    (f"set fs.s3a.access.key={S}", "set fs.s3a.access.key="),
+    (f"SET table.exec.token = '{S}';", "SET table.exec.token = '"),
+    (f"SET s3.secret-key = {S}\r\nSET x = y", "SET x = y"),
+    (f"-- password: {S}\nINSERT INTO t SELECT 1", "INSERT INTO t SELECT 1"),
+    (f"/* token = {S} */ SELECT 1", "SELECT 1"),
+    (f"-- credentials for prod: api_key={S}", "credentials for prod"),
+    (
+        f"'properties.sasl.jaas.config' = 'org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"{S}\";'",
+        "'properties.sasl.jaas.config' = '",
+    ),
+    (
+        f'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="{S}";',
+        'required username="u" password="',
+    ),
+    (f"'url' = 'jdbc:mysql://admin:{S}@db:3306/x'", "jdbc:mysql://admin:"),
+    (f"connect to https://{S}@git.example.com/repo failed", "git.example.com/repo"),
+    (f"postgres://u:{S}@h/db?sslmode=require", "sslmode=require"),
+    (f"jdbc:sqlserver://h;user=u;password={S};db=x", "db=x"),
+    (f"jdbc:oracle:thin:scott/{S}@h:1521/orcl", "h:1521/orcl"),
+    (f"request failed: Authorization: Bearer {S}", "request failed"),
+    (f'{{"password": "{S}", "user": "u"}}', '"user": "u"'),
+    (f"client-secret: '{S}'", "client-secret: '"),
+]
+
+
+@pytest.mark.parametrize(("text", "kept"), SECRET_CASES)
+def test_secret_is_masked_and_the_rest_kept(text, kept):
+    out = redact_text(text)
+    assert S not in out
+    assert MASK in out
+    assert kept in out
+
+
+NOT_SECRET = [
+    "SET 'execution.runtime-mode' = 'batch';",
+    "SET parallelism.default = 4;",
+    "CREATE TABLE t (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'kafka', 'key.format' = 'json')",
+    "-- owner: data-platform, ticket=ABC-1",
+    "INSERT INTO sink SELECT a, b FROM src WHERE a = 1",
+    "'scan.startup.mode' = 'earliest-offset'",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRET)
+def test_text_without_secrets_is_unchanged(text):
+    assert redact_text(text) == text
+
+
+def test_crlf_lines_keep_their_endings():
+    text = f"SET s3.secret-key = {S}\r\nSET a = b\r\n"
+    assert redact_text(text) == f"SET s3.secret-key = {MASK}\r\nSET a = b\r\n"
+
+
+def test_logging_filter_redacts_arguments_and_message(caplog):
+    logger = logging.getLogger("planlineage.test-redaction")
+    handler_filter = RedactingFilter()
+    caplog.handler.addFilter(handler_filter)
+    try:
+        with caplog.at_level(logging.WARNING, logger=logger.name):
+            logger.warning("compile failed: %s", f"SET s3.secret-key = {S}")
+            logger.warning(f"-- password: {S}")
+    finally:
+        caplog.handler.removeFilter(handler_filter)
+    assert S not in caplog.text and caplog.text.count(MASK) == 2
