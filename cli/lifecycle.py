@@ -42,7 +42,18 @@ def warn(message: str) -> None:
 # -- settings ---------------------------------------------------------------------------------
 
 
+def _say_notices() -> None:
+    """What an earlier command had to move aside, once per command, until the user dealt with it."""
+    try:
+        from planlineage import home
+
+        home.say_notices()
+    except Exception:
+        pass
+
+
 def cmd_settings(args) -> int:
+    from planlineage import home
     from planlineage.settings import SETTINGS, SettingError, Settings, masked
 
     settings = Settings(Store())
@@ -63,8 +74,19 @@ def cmd_settings(args) -> int:
         else:
             for key, (value, origin) in settings.list_masked().items():
                 print(f"{key:<24} {value:<40} ({origin})")
+            for notice in home.notices():  # the state of the store, reported where people look
+                print(f"! {notice['message']}")
+                home.mark_said(notice["message"])
+        _say_notices()
     except (SettingError, StoreError) as error:
         print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as error:
+        where = error.filename or settings.path
+        print(
+            f"planlineage: cannot write {where}: {error.strerror or error}; check the folder's permissions",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     return EXIT_OK
 
@@ -75,6 +97,7 @@ def cmd_settings(args) -> int:
 def _fail_open(fn):
     def run(args) -> int:
         try:
+            _say_notices()
             fn(args)
         except KeyboardInterrupt:
             raise
@@ -210,6 +233,7 @@ def cmd_outbox(args) -> None:
 
 def _conf(args, merge) -> int:
     data = b""
+    _say_notices()
     try:
         data = sys.stdin.buffer.read()
         out = data

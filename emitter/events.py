@@ -39,7 +39,7 @@ import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
@@ -60,7 +60,9 @@ from planlineage.emitter.runs import (  # noqa: F401 - part of this module's API
     EVENT_TYPES,
     TERMINAL_EVENT_TYPES,
     child_run_id,
+    format_time,
     new_run_id,
+    utc_now,
 )
 
 #: The ``producer`` of every event and facet planlineage writes.
@@ -97,15 +99,7 @@ def child_job_name(job_name: str, sink_table: str) -> str:
     return f"{job_name}.{sink_table}"
 
 
-def utc_now_iso() -> str:
-    return format_time(datetime.now(UTC))
-
-
-def format_time(moment: datetime) -> str:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    text = moment.astimezone(UTC).isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
+utc_now_iso = utc_now
 
 
 def _dedupe(datasets: Iterable[tuple[Dataset, list[Column]]]) -> tuple[tuple[Dataset, ...], dict]:

@@ -1,5 +1,5 @@
-"""Runs: their event types, new run ids (UUIDv7, time-ordered, as OpenLineage recommends) and
-the children's.
+"""Runs: their event types, new run ids (UUIDv7, time-ordered, as OpenLineage recommends), the
+children's, and the one clock format of event and stored times (UTC, milliseconds, ``Z``).
 
 Standard library only, so that recording a submission does not import openlineage-python.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from datetime import UTC, datetime
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT")
 TERMINAL_EVENT_TYPES = frozenset({"COMPLETE", "FAIL", "ABORT"})
@@ -28,3 +29,15 @@ def new_run_id() -> str:
 def child_run_id(parent_run_id: str, sink_table: str) -> str:
     """The run id of the child job for ``sink_table``: deterministic from the parent run id."""
     return str(uuid.uuid5(uuid.UUID(parent_run_id), sink_table))
+
+
+def format_time(moment: datetime) -> str:
+    """An OpenLineage ``eventTime``: ISO 8601 UTC with milliseconds and ``Z``."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def utc_now() -> str:
+    """Now, as :func:`format_time` writes it (event times and stored times alike)."""
+    return format_time(datetime.now(UTC))

@@ -6,17 +6,19 @@
 * Safe under concurrent processes: WAL journal, a busy timeout, one short transaction per
   operation (``BEGIN IMMEDIATE`` for writes, so read-modify-write sequences are serialized).
 * The file is private (0600 in a 0700 folder): it holds the lineage token.
-* A corrupt file never crashes a caller: the operation logs one line, moves the file (and its
-  ``-wal``/``-shm``) aside as ``state.db.corrupt-<timestamp>`` and runs once more on a fresh file
-  (a read answers its default instead).
+* A corrupt or empty file never crashes a caller: it is moved aside, what it still holds is
+  salvaged into a fresh file and every later command says so (:mod:`.recovery`); the operation
+  then runs once more (a read answers its default instead).
+* Readable on a read-only mount (falls back to an immutable read when the WAL index cannot be
+  made).  Settings are not here: they have their own file (:mod:`planlineage.settings`).
 
 Tables
 ------
-``settings(key, value, updated)``
 ``runs(app_id → run_id, job_name, namespace, lineage JSON, sql, platform_state, last_event,
 pending JSON, created, updated)`` — the current run of each platform application.
-``outbox(id, run_id, seq, event_type, job_name, payload JSON, status pending|rejected, attempts,
-last_error, created, claimed_by, claim_until)`` with ``UNIQUE(run_id, job_name, event_type)``.
+``outbox(id, run_id, seq, event_type, job_name, payload JSON, status pending|parked, parked
+access|event|capped, attempts, first_failed, next_attempt, last_error, created, claimed_by,
+claim_until)`` with ``UNIQUE(run_id, job_name, event_type)`` (see :mod:`.outbox`).
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from planlineage import home
+from planlineage.emitter.runs import utc_now  # noqa: F401 - the one clock of stored times
 
 log = logging.getLogger("planlineage.emitter")
 
@@ -102,10 +104,6 @@ def home_dir(environ: Mapping[str, str] | None = None) -> Path:
     return home.home_dir(environ)
 
 
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
 def _script(conn: sqlite3.Connection, script: str) -> None:
     """Statements one by one (``executescript`` would commit the caller's transaction)."""
     for statement in script.split(";"):
@@ -141,20 +139,53 @@ class Store:
     # -- connections -------------------------------------------------------------------------
 
     def _create_file(self) -> None:
+        """Create the store whole: built aside with its schema, then linked into place, so that
+        no process ever sees a 0-byte store (an empty one is a truncated one: corruption)."""
+        if self.path.exists():
+            return
         home.make_private_dir(self.path.parent)
-        if not self.path.exists():
-            fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{time.monotonic_ns()}.new")
+        try:
+            fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             os.close(fd)
+            conn = sqlite3.connect(str(temporary), isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("BEGIN IMMEDIATE")
+                self._ensure_schema(conn)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            try:
+                os.link(temporary, self.path)
+            except FileExistsError:
+                pass  # another process created it first: use theirs
+        finally:
+            for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
+                try:
+                    leftover.unlink()
+                except OSError:
+                    pass
 
     def _connect(self, write: bool) -> sqlite3.Connection:
         if write:
             self._create_file()
             target, uri = str(self.path), False
         else:
-            target, uri = f"file:{self.path}?mode=rw", True
-        conn = sqlite3.connect(
-            target, timeout=self.busy_timeout, isolation_level=None, uri=uri, check_same_thread=False
-        )
+            target, uri = f"file:{self.path}?mode=ro", True
+        try:
+            conn = sqlite3.connect(
+                target, timeout=self.busy_timeout, isolation_level=None, uri=uri, check_same_thread=False
+            )
+            if not write:
+                conn.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.OperationalError as error:
+            if write or "unable to open" not in str(error) and "readonly" not in str(error):
+                raise
+            # A read-only folder (mount) where the WAL index cannot be made: read the file as it is.
+            conn = sqlite3.connect(
+                f"file:{self.path}?mode=ro&immutable=1", isolation_level=None, uri=True, check_same_thread=False
+            )
         try:
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
@@ -184,31 +215,23 @@ class Store:
             _script(conn, _COPY_FROM_1)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    def _quarantine(self, identity: tuple[int, int] | None, error: Exception) -> None:
-        """Move a corrupt file aside, unless another process already replaced it."""
+    def _quarantine(self, identity: tuple[int, int] | None, reason: str) -> None:
+        """Move a corrupt file aside and salvage it, unless another process already replaced it."""
         try:
             stat = self.path.stat()
         except FileNotFoundError:
             return
         if identity is not None and (stat.st_dev, stat.st_ino) != identity:
             return  # someone else already moved the corrupt file aside
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        moved = None
-        for suffix in ("", "-wal", "-shm"):
-            source = Path(f"{self.path}{suffix}")
-            try:
-                source.rename(f"{self.path}.corrupt-{stamp}{suffix}")
-                moved = moved or f"{self.path.name}.corrupt-{stamp}"
-            except FileNotFoundError:
-                continue
-            except OSError:
-                continue
-        log.warning(
-            "planlineage: state database %s is corrupt (%s); moved aside as %s, starting fresh",
-            self.path,
-            type(error).__name__,
-            moved or "?",
-        )
+        from planlineage.emitter import recovery
+
+        recovery.recover(self.path, reason, self.write)
+
+    def _empty(self) -> bool:
+        try:
+            return self.path.stat().st_size == 0
+        except OSError:
+            return False
 
     def _identity(self) -> tuple[int, int] | None:
         try:
@@ -222,6 +245,9 @@ class Store:
             if not write and not self.exists():
                 return default
             identity = self._identity()
+            if attempt == 1 and self._empty():
+                self._quarantine(identity, "the file is empty (truncated)")
+                continue
             try:
                 conn = self._connect(write)
                 try:
@@ -243,7 +269,7 @@ class Store:
                     conn.close()
             except sqlite3.DatabaseError as error:
                 if _is_corruption(error) and attempt == 1:
-                    self._quarantine(identity, error)
+                    self._quarantine(identity, f"{type(error).__name__}: {error}")
                     continue
                 if not write and "no such table" in str(error):
                     return default
