@@ -24,9 +24,28 @@ from planlineage.settings import Settings, is_configured
 EXIT_OK = 0
 EXIT_USAGE = 2
 
-#: Delivery budgets (seconds) of the commands that deliver inline.
+#: Bounds (seconds) of the commands that deliver inline, counted from the process's start
+#: (interpreter start-up, imports and recovery included): delivery gets what is left.
 STATE_FLUSH_SECONDS = 3.0
 FLUSH_SECONDS = 10.0
+#: Kept back from a bound for closing the transport and leaving the interpreter.
+EXIT_MARGIN_SECONDS = 0.2
+
+
+def seconds_since_start() -> float:
+    """How long this process has existed (its start time from /proc; 0 where unknown)."""
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            ticks = int(handle.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/uptime", "rb") as handle:
+            uptime = float(handle.read().split()[0])
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def time_left(bound: float) -> float:
+    return bound - seconds_since_start() - EXIT_MARGIN_SECONDS
 
 
 def warn(message: str) -> None:
@@ -123,12 +142,11 @@ def cmd_submit(args) -> None:
     error = None
     sql = None
     try:
-        with open(args.sql_file, encoding="utf-8") as handle:
-            sql = handle.read()
-    except (OSError, UnicodeDecodeError) as problem:
-        error = (
-            f"cannot read the SQL file {args.sql_file}: {getattr(problem, 'strerror', None) or type(problem).__name__}"
-        )
+        sql = _read_sql(args.sql_file)
+    except OSError as problem:
+        error = f"cannot read the SQL file {args.sql_file}: {problem.strerror or type(problem).__name__}"
+    except ValueError as problem:  # ScriptError: not UTF-8 text, unterminated string...
+        error = f"the SQL file {args.sql_file} cannot be read: {problem}"
     jars = [os.path.abspath(j) for j in args.jar]
     missing = [j for j in jars if not os.path.isfile(j)]
     if error is None and missing:
@@ -136,6 +154,9 @@ def cmd_submit(args) -> None:
     run_id = runs.record_pending_submission(store, args.app_id, args.job_name, None, settings)
     if run_id is None:
         return  # could not be recorded; lifecycle said why in one line
+    if error is None and sql is not None and not _writes_a_table(sql):
+        # Nothing to compile: events without datasets would wipe the job's edges in the graph.
+        error = "the SQL has no INSERT (SELECT only?): nothing is reported for this run"
     if error:
         warn(f"no lineage for application {args.app_id}: {error}")
     runner.start(
@@ -155,16 +176,35 @@ def cmd_submit(args) -> None:
     )
 
 
-def _configured_store() -> tuple[Store, bool]:
-    store = Store()
+def _read_sql(path: str) -> str:
+    from planlineage.planner import script
+
+    with open(path, "rb") as handle:
+        return script.decode(handle.read())
+
+
+def _writes_a_table(sql: str) -> bool:
+    """Whether the script has a statement that writes (INSERT, STATEMENT SET, CTAS); True when
+    it cannot be split (the compile then says what is wrong)."""
+    from planlineage.planner import script
+
+    try:
+        return any(statement.kind in script.SINKS for statement in script.split(sql))
+    except script.ScriptError:
+        return True
+
+
+def _configured_store(bound: float | None = None) -> tuple[Store, bool]:
+    # Waiting for another process's write lock counts against the command's bound too.
+    store = Store() if bound is None else Store(busy_timeout=max(0.5, min(5.0, time_left(bound))))
     if not store.exists():
         return store, False
     return store, Settings(store).configured()
 
 
-def _recovered_store() -> Store | None:
+def _recovered_store(bound: float) -> Store | None:
     """The store when lineage is configured, after restarting compiles whose worker died."""
-    store, configured = _configured_store()
+    store, configured = _configured_store(bound)
     if not configured:
         return None
     from planlineage.lifecycle import runner
@@ -175,19 +215,22 @@ def _recovered_store() -> Store | None:
 
 @_fail_open
 def cmd_state(args) -> None:
-    store = _recovered_store()
+    store = _recovered_store(STATE_FLUSH_SECONDS)
     if store is None:
         return
-    runs.record_state(store, args.app_id, args.state, args.error)
-    runs.flush(store, Settings(store), deadline_seconds=STATE_FLUSH_SECONDS)
+    runs.close_replaced(store)
+    runs.record_state(store, args.app_id, args.state, args.error)  # recorded whatever the clock says
+    left = time_left(STATE_FLUSH_SECONDS)
+    if left > 0.05:  # else the runner, the next command or `flush` delivers it
+        runs.flush(store, Settings(store), deadline_seconds=left)
 
 
 @_fail_open
 def cmd_flush(args) -> None:
-    store = _recovered_store()
+    store = _recovered_store(args.timeout)
     if store is None:
         return
-    report = runs.flush(store, Settings(store), deadline_seconds=args.timeout)
+    report = runs.flush(store, Settings(store), deadline_seconds=max(0.05, time_left(args.timeout)))
     if report is not None and args.verbose:
         print(
             f"delivered {report.delivered}, parked {report.parked_total}, pending {report.remaining}", file=sys.stderr

@@ -19,10 +19,9 @@ log = logging.getLogger("planlineage")
 
 
 def _read_script(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
+    from planlineage.pipeline import read_script  # bytes in: undecodable input is an ExtractError
+
+    return read_script(path)
 
 
 def _identity_config(args):
@@ -48,6 +47,9 @@ def cmd_extract(args) -> int:
         script = _read_script(args.script[0])
     except OSError as error:
         print(f"planlineage: cannot read {args.script[0]}: {error.strerror}.", file=sys.stderr)
+        return EXIT_FAILED
+    except ExtractError as error:
+        print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_FAILED
     try:
         identity = _identity_config(args)

@@ -16,6 +16,8 @@ Tables
 ------
 ``runs(app_id → run_id, job_name, namespace, lineage JSON, sql, platform_state, last_event,
 pending JSON, created, updated)`` — the current run of each platform application.
+``closing(run_id, app_id, job_name, namespace, lineage, sql, created, closed_at)`` — runs a
+resubmission replaced while still open: each gets its ABORT (see ``lifecycle.runs``).
 ``outbox(id, run_id, seq, event_type, job_name, payload JSON, status pending|parked, parked
 access|event|capped, attempts, first_failed, next_attempt, last_error, created, claimed_by,
 claim_until)`` with ``UNIQUE(run_id, job_name, event_type)`` (see :mod:`.outbox`).
@@ -71,6 +73,16 @@ CREATE TABLE IF NOT EXISTS outbox (
     claimed_by   TEXT,
     claim_until  REAL,
     UNIQUE (run_id, job_name, event_type)
+);
+CREATE TABLE IF NOT EXISTS closing (
+    run_id     TEXT PRIMARY KEY,
+    app_id     TEXT NOT NULL,
+    job_name   TEXT NOT NULL,
+    namespace  TEXT NOT NULL,
+    lineage    TEXT NOT NULL,
+    sql        TEXT,
+    created    TEXT NOT NULL,
+    closed_at  TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, id);
 CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id, seq);

@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 
+from planlineage.emitter.transports.base import GRAVITINO_ENDPOINT, HTTP_ENDPOINT, HTTP_KINDS
 from planlineage.settings import namespace_of
 
 SPARK_LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
@@ -30,7 +31,6 @@ FLINK_LISTENER_OPTION = "execution.job-status-changed-listeners"
 FLINK_LISTENER_FACTORY = "io.openlineage.flink.listener.OpenLineageJobStatusChangedListenerFactory"
 #: The first Flink release whose configuration has ``execution.job-status-changed-listeners``.
 FLINK_LISTENER_SINCE = (2, 0)
-GRAVITINO_ENDPOINT = "/api/lineage"
 
 Values = Mapping[str, tuple[str | None, str]]
 Warn = Callable[[str], None]
@@ -44,13 +44,13 @@ def _transport(values: Values, warn: Warn) -> tuple[str, str, str | None] | None
     """``(url, endpoint, token)`` a cluster can send to, or None (with one line of why)."""
     kind = (_value(values, "lineage.transport") or "gravitino").lower()
     address = _value(values, "lineage.address")
-    if kind not in ("gravitino", "http") or not address:
+    if kind not in HTTP_KINDS or not address:
         warn(f"the {kind} lineage transport cannot be used by a cluster listener; nothing added")
         return None
     if kind == "gravitino":
-        endpoint = GRAVITINO_ENDPOINT
+        endpoint = "/" + GRAVITINO_ENDPOINT
     else:
-        endpoint = "/" + (_value(values, "lineage.endpoint") or "api/v1/lineage").lstrip("/")
+        endpoint = "/" + (_value(values, "lineage.endpoint") or HTTP_ENDPOINT).lstrip("/")
     return address.rstrip("/"), endpoint, _value(values, "lineage.token") or None
 
 
@@ -222,6 +222,7 @@ EntriesFn = Callable[[Values, Mapping[str, str], Warn], list[tuple[str, str]]]
 
 def merge_text(text: str, entries_fn: EntriesFn, values: Values, warn: Warn, *, default_style: str = "=") -> str | None:
     """The merged text, or None when nothing is to be added (the caller keeps its input)."""
+    newline = "\r\n" if "\r\n" in text else "\n"  # a CRLF file stays CRLF
     if text.lstrip().startswith(("{", "[")):
         try:
             data = json.loads(text)
@@ -237,8 +238,8 @@ def merge_text(text: str, entries_fn: EntriesFn, values: Values, warn: Warn, *, 
             return None
         data.update(added)
         indent = _json_indent(text)
-        out = json.dumps(data, indent=indent, ensure_ascii=False)
-        return out + ("\n" if text.endswith("\n") else "")
+        out = json.dumps(data, indent=indent, ensure_ascii=False).replace("\n", newline)
+        return out + (newline if text.endswith("\n") else "")
     existing, style = parse_properties(text)
     if any(line[:1].isspace() for line in text.splitlines() if line.strip()):
         for key, value in yaml_keys(text).items():  # nested YAML: its flattened keys count too
@@ -248,8 +249,8 @@ def merge_text(text: str, entries_fn: EntriesFn, values: Values, warn: Warn, *, 
         return None
     style = style or default_style
     lines = ["# OpenLineage listener, added by planlineage"] + [_format_entry(k, v, style) for k, v in added]
-    prefix = text if (not text or text.endswith(("\n", "\r"))) else text + "\n"
-    return prefix + "\n".join(lines) + "\n"
+    prefix = text if (not text or text.endswith(("\n", "\r"))) else text + newline
+    return prefix + newline.join(lines) + newline
 
 
 def merge_bytes(data: bytes, entries_fn: EntriesFn, values: Values, *, warn: Warn, default_style: str = "=") -> bytes:

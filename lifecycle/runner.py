@@ -241,6 +241,7 @@ def compile_job(store: Store, job: dict[str, Any], timeout: float) -> None:
 
     app_id, run_id = job["app_id"], job["run_id"]
     settings = Settings(store)
+    runs.close_replaced(store)  # the ABORT of a run this submission replaced goes before its START
     run = runs.current_run(store, app_id)
     if run is None or run.run_id != run_id or run.lineage is not None:
         return

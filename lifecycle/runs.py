@@ -30,6 +30,7 @@ import functools
 import json
 import logging
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -186,6 +187,23 @@ def _submit(
         _load_event_models()
 
     def submit(conn: sqlite3.Connection) -> str:
+        previous = conn.execute(
+            "SELECT run_id, job_name, namespace, lineage, sql, last_event, created FROM runs WHERE app_id = ?",
+            (app_id,),
+        ).fetchone()
+        if previous is not None and previous["lineage"] and previous["last_event"] not in TERMINAL_EVENT_TYPES:
+            # The platform replaced an open run: it ends with ABORT, queued by the next process
+            # that builds events (building them here would cost submit ~0.4 s of imports).
+            conn.execute(
+                "INSERT OR IGNORE INTO closing (run_id, app_id, job_name, namespace, lineage, sql, created, "
+                "closed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    *(previous[k] for k in ("run_id",)),
+                    app_id,
+                    *(previous[k] for k in ("job_name", "namespace", "lineage", "sql", "created")),
+                    now,
+                ),
+            )
         conn.execute(
             "INSERT INTO runs (app_id, run_id, job_name, namespace, lineage, sql, platform_state, "
             "last_event, pending, created, updated) VALUES (?, ?, ?, ?, ?, ?, NULL, 'START', '[]', ?, ?) "
@@ -241,6 +259,45 @@ def record_pending_submission(
     return _submit(store, app_id, job_name, None, sql, settings, run_id)
 
 
+@_fail_open("closing of replaced runs", fallback=0)
+def close_replaced(store: Store) -> int:
+    """Queue ABORT for every open run a resubmission replaced (``closing``); how many."""
+    if not store.exists():
+        return 0
+    waiting = store.read(lambda c: c.execute("SELECT COUNT(*) FROM closing").fetchone()[0], default=0)
+    if not waiting:
+        return 0
+    _load_event_models()
+    from planlineage.document import JobLineage
+
+    def close(conn: sqlite3.Connection) -> int:
+        closed = 0
+        for row in conn.execute("SELECT * FROM closing ORDER BY closed_at").fetchall():
+            run = RunRecord(
+                app_id=row["app_id"],
+                run_id=row["run_id"],
+                job_name=row["job_name"],
+                namespace=row["namespace"],
+                lineage=None,
+                sql=row["sql"],
+                platform_state=None,
+                last_event=None,
+                pending=[],
+                created=row["created"],
+                updated=row["closed_at"],
+            )
+            lineage = JobLineage.model_validate(json.loads(row["lineage"]))
+            closed += bool(_queue(conn, run, lineage, "ABORT", row["closed_at"]))
+            conn.execute("DELETE FROM closing WHERE run_id = ?", (row["run_id"],))
+        return closed
+
+    return store.write(close)
+
+
+def _has_datasets(lineage: JobLineage) -> bool:
+    return any(sink.datasets or any(i.datasets for i in sink.inputs) for sink in lineage.sinks)
+
+
 @_fail_open("lineage of the submission", fallback=False)
 def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) -> bool:
     """Give a pending run its lineage: queue START, then the states recorded meanwhile, in order.
@@ -249,6 +306,12 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
     its lineage.
     """
     if not store.exists():
+        return False
+    if not _has_datasets(lineage):
+        # An event without datasets would wipe the job's edges in a Marquez-like graph.
+        abandon_lineage(
+            store, app_id, run_id, "the job writes no table planlineage can name (no INSERT?): nothing is reported"
+        )
         return False
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True)
 
@@ -394,12 +457,13 @@ def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> ou
 
     Logs one line when something stays behind; ``None`` when not configured or on a problem.
     """
+    end = time.monotonic() + deadline_seconds  # loading the transport counts against it too
     if not settings.configured() or not store.exists():
         return None
     kind, options = settings.transport_options()
     policy = outbox.RetryPolicy.from_values(settings.values())
     with create_transport(kind, options) as transport:
-        report = outbox.deliver_pending(store, transport, deadline_seconds, policy=policy)
+        report = outbox.deliver_pending(store, transport, max(0.0, end - time.monotonic()), policy=policy)
     if report.stopped or report.timed_out or report.parked:
         log.warning("planlineage: %s", outbox.describe(report))
     return report

@@ -39,6 +39,18 @@ class ExtractError(Exception):
         self.line = line
 
 
+def read_script(path: str, stdin=None) -> str:
+    """The text of a script file (``-``: stdin), read as bytes; ExtractError naming the line when
+    it is not UTF-8 text (OSError when it cannot be read)."""
+    import sys
+
+    data = (stdin or sys.stdin.buffer).read() if path == "-" else Path(path).read_bytes()
+    try:
+        return sql_script.decode(data)
+    except sql_script.ScriptError as error:
+        raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
+
+
 def extract(
     script: str,
     flink_version: str | None = None,

@@ -29,12 +29,12 @@ from urllib.parse import urlsplit
 
 from planlineage import home
 from planlineage.emitter.store import Store
-from planlineage.emitter.transports.base import safe_address
+from planlineage.emitter.transports import TRANSPORT_KINDS
+from planlineage.emitter.transports.base import HTTP_ENDPOINT, HTTP_KINDS, safe_address
 
 SETTINGS_FILE = "settings.json"
 log = logging.getLogger("planlineage.emitter")
 
-TRANSPORT_KINDS = ("gravitino", "http", "file", "console")
 #: Keys whose change may cure a refusal of access: events parked for it are requeued.
 REQUEUE_KEYS = frozenset({"lineage.address", "lineage.token", "lineage.endpoint", "lineage.transport"})
 _TRUE = {"1", "true", "yes", "on"}
@@ -63,7 +63,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("lineage.metalake", None, "Gravitino metalake (job namespace when none is set)"),
         Setting("lineage.rules", None, "path of a naming rules file"),
         Setting("lineage.transport", "gravitino", "where events go", choices=TRANSPORT_KINDS),
-        Setting("lineage.endpoint", None, "endpoint path of the http transport (api/v1/lineage)"),
+        Setting("lineage.endpoint", None, f"endpoint path of the http transport ({HTTP_ENDPOINT})"),
         Setting("lineage.file", None, "file the file transport appends events to"),
         Setting(
             "lineage.sql-max-bytes", "262144", "cap of the SQL facet (bytes; larger SQL is truncated)", number=True
@@ -145,7 +145,7 @@ def is_configured(values: Mapping[str, tuple[str | None, str]]) -> bool:
     """Whether lineage is on, from ``key -> (value, origin)`` (``Settings.list()``)."""
     kind_value, kind_origin = values["lineage.transport"]
     kind = (kind_value or "gravitino").lower()
-    if kind in ("gravitino", "http"):
+    if kind in HTTP_KINDS:
         return bool(values["lineage.address"][0])
     if kind == "file":
         return bool(values["lineage.file"][0])
@@ -317,7 +317,7 @@ class Settings:
         if kind == "http":
             return kind, {
                 "url": values["lineage.address"],
-                "endpoint": values["lineage.endpoint"] or "api/v1/lineage",
+                "endpoint": values["lineage.endpoint"] or HTTP_ENDPOINT,
                 "token": values["lineage.token"],
             }
         if kind == "file":

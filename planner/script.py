@@ -80,6 +80,26 @@ def _carried(code: str) -> str:
     return code[match.end() :] if match else code
 
 
+def decode(data: bytes) -> str:
+    """A script file's bytes as text (UTF-8, a BOM dropped); ScriptError naming the first line
+    that is not UTF-8 text or holds a NUL byte (a binary file)."""
+    nul = data.find(b"\0")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        bad = error.start
+        if nul < 0 or bad < nul:
+            line = data.count(b"\n", 0, bad) + 1
+            raise ScriptError(
+                f"byte 0x{data[bad]:02x} is not UTF-8 text: save the script as UTF-8 (is it a binary file?)", line
+            ) from None
+    if nul >= 0:
+        raise ScriptError(
+            "the file holds a NUL byte: it is a binary file, not a SQL script", data.count(b"\n", 0, nul) + 1
+        )
+    return text
+
+
 def _quote(text: str) -> str:
     return text.replace("'", "''")
 

@@ -29,6 +29,8 @@ _BUILTIN: dict[str, tuple[str, str]] = {
     "file": ("planlineage.emitter.transports.file", "FileTransport"),
     "console": ("planlineage.emitter.transports.console", "ConsoleTransport"),
 }
+#: Every transport a setting may name, the one list of them.
+TRANSPORT_KINDS: tuple[str, ...] = tuple(_BUILTIN)
 _EXPORTS = {
     "GravitinoConfig": "gravitino",
     "GravitinoTransport": "gravitino",
@@ -103,6 +105,7 @@ def create_transport(kind: str, options: Mapping[str, Any] | Config | None = Non
 
 __all__ = [
     "TRANSPORTS",
+    "TRANSPORT_KINDS",
     "Config",
     "ConsoleConfig",
     "ConsoleTransport",

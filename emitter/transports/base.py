@@ -23,6 +23,12 @@ from urllib.parse import urlsplit
 
 MAX_REASON_CHARS = 300
 
+#: The one definition of the endpoints (paths under the address) events are posted to.
+GRAVITINO_ENDPOINT = "api/lineage"  # Apache Gravitino's LineageOperations
+HTTP_ENDPOINT = "api/v1/lineage"  # OpenLineage's HTTP transport default (Marquez)
+#: Transports that post over HTTP to ``lineage.address`` (the ones a cluster listener can use too).
+HTTP_KINDS = ("gravitino", "http")
+
 
 @dataclass(frozen=True)
 class Delivered:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from planlineage.emitter.transports.base import (
+    HTTP_ENDPOINT,
     Config,
     Delivered,
     Outcome,
@@ -65,7 +66,7 @@ def _float(options: Mapping[str, Any], key: str, default: float) -> float:
 @dataclass(repr=False)
 class HttpConfig(Config):
     url: str
-    endpoint: str = "api/v1/lineage"
+    endpoint: str = HTTP_ENDPOINT
     token: str | None = field(default=None, repr=False)
     connect_timeout: float = 2.0
     timeout: float = 5.0
@@ -83,7 +84,7 @@ class HttpConfig(Config):
             raise TransportConfigError("the http transport needs an address (url)")
         return cls(
             url=str(url),
-            endpoint=str(options.get("endpoint") or "api/v1/lineage"),
+            endpoint=str(options.get("endpoint") or HTTP_ENDPOINT),
             token=(options.get("token") or options.get("api_key")) or None,
             connect_timeout=_float(options, "connect_timeout", 2.0),
             timeout=_float(options, "timeout", 5.0),

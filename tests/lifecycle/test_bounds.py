@@ -1,0 +1,109 @@
+"""Bounds a platform relies on: time of `state`/`flush` (start-up and recovery included), no
+event without datasets, a replaced run closed with ABORT, undecodable scripts, CRLF confs."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from emitter_fixtures import single_sink_lineage
+from gravitino_server import GravitinoTestServer
+from test_lifecycle_cli import configure, state, submit
+
+SQL = "CREATE TABLE a (id INT) WITH ('connector' = 'kafka');\nINSERT INTO a SELECT 1;\n"
+#: Slack over a bound for what happens outside the process (fork/exec by the test, a busy machine).
+SLACK = 1.0
+
+
+@pytest.fixture
+def sql_file(tmp_path):
+    path = tmp_path / "job.sql"
+    path.write_text(SQL, encoding="utf-8")
+    return path
+
+
+def test_state_and_flush_stay_within_their_bound_against_a_hanging_server(cli, sql_file):
+    cli.fake(single_sink_lineage())
+    with GravitinoTestServer(delay=30) as hanging:
+        configure(cli, hanging)
+        submit(cli, sql_file)
+        cli.wait_workers(60)
+        for args, bound in (
+            (("state", "--app-id", "app-1", "--state", "RUNNING"), 3.0),
+            (("flush", "--timeout", "2"), 2.0),
+        ):
+            began = time.monotonic()
+            result = cli(*args)
+            took = time.monotonic() - began
+            assert result.returncode == 0
+            assert took < bound + SLACK, (args, took)
+
+
+def test_select_only_resubmission_sends_nothing_warns_and_aborts_the_open_run(cli, server, tmp_path, sql_file):
+    cli.fake(single_sink_lineage())
+    configure(cli, server)
+    submit(cli, sql_file)
+    cli.wait_workers()
+    state(cli, "app-1", "RUNNING")
+    first_run = server.events[0]["run"]["runId"]
+    select_only = tmp_path / "select.sql"
+    select_only.write_text("CREATE TABLE a (id INT) WITH ('connector' = 'kafka');\nSELECT * FROM a;\n")
+    result = submit(cli, select_only)
+    assert "no INSERT" in result.stderr.decode()
+    cli.wait_workers()
+    state(cli, "app-1", "FINISHED")
+    cli("flush")
+    seen = [(e["run"]["runId"] == first_run, e["eventType"]) for e in server.events]
+    assert seen == [(True, "START"), (True, "RUNNING"), (True, "ABORT")]  # the new run sent nothing
+    assert all(e.get("inputs") or e.get("outputs") for e in server.events)
+
+
+def test_resubmitting_an_app_id_aborts_the_previous_open_run_first(cli, server, sql_file):
+    cli.fake(single_sink_lineage())
+    configure(cli, server)
+    submit(cli, sql_file)
+    cli.wait_workers()
+    state(cli, "app-1", "RUNNING")
+    submit(cli, sql_file)
+    cli.wait_workers()
+    state(cli, "app-1", "FINISHED")
+    runs = list(dict.fromkeys(e["run"]["runId"] for e in server.events))
+    assert len(runs) == 2
+    assert [(runs.index(e["run"]["runId"]), e["eventType"]) for e in server.events] == [
+        (0, "START"),
+        (0, "RUNNING"),
+        (0, "ABORT"),
+        (1, "START"),
+        (1, "COMPLETE"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        (b"SELECT 1;\n-- caf\xe9\n", 2),
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00", 1),
+        (b"INSERT INTO t\nSELECT '\xff\xfe';", 2),
+    ],
+)
+def test_extract_of_undecodable_input_is_exit_2_with_the_line(cli, tmp_path, data, line):
+    path = tmp_path / "bad.sql"
+    path.write_bytes(data)
+    result = cli("extract", str(path))
+    err = result.stderr.decode()
+    assert result.returncode == 2 and "Traceback" not in err
+    assert f"line {line}:" in err and len(err.strip().splitlines()) == 1
+    piped = cli("extract", "-", input=data)
+    assert piped.returncode == 2 and f"line {line}:" in piped.stderr.decode()
+
+
+def test_spark_conf_crlf_input_keeps_crlf(cli, server):
+    configure(cli, server)
+    original = b"spark.app.name=x\r\nspark.executor.memory=2g\r\n"
+    result = cli("spark-conf", "--lineage-enable", input=original)
+    assert result.returncode == 0 and result.stdout.startswith(original)
+    body = result.stdout.decode()
+    assert "spark.extraListeners" in body and body.count("\n") == body.count("\r\n")
+    as_json = cli("spark-conf", "--lineage-enable", input=b'{\r\n  "spark.app.name": "x"\r\n}\r\n').stdout.decode()
+    assert json.loads(as_json)["spark.extraListeners"] and as_json.count("\n") == as_json.count("\r\n")
