@@ -7,8 +7,9 @@ Promises (docs/lifecycle.md):
   0, send nothing and write nothing; the conf commands echo their input byte for byte.
 * Fail-open: every lifecycle command exits 0 whatever happens to lineage (one line on stderr).
 * ``submit`` stays off the platform's critical path: it records the pending run with one SQLite
-  transaction (the emitter loads openlineage-python and the models only when events are built)
-  and hands the compile and the delivery to a detached worker (:mod:`planlineage.lifecycle.runner`).
+  transaction (the emitter loads openlineage-python and the models only when events are built),
+  queues a job file and leaves the compile and the delivery to the compile service
+  (:mod:`planlineage.lifecycle.runner`, :mod:`planlineage.lifecycle.compile_service`).
 """
 
 from __future__ import annotations
@@ -151,29 +152,21 @@ def cmd_submit(args) -> None:
     missing = [j for j in jars if not os.path.isfile(j)]
     if error is None and missing:
         error = f"jar {missing[0]} does not exist"
-    run_id = runs.record_pending_submission(store, args.app_id, args.job_name, None, settings)
-    if run_id is None:
-        return  # could not be recorded; lifecycle said why in one line
-    if error is None and sql is not None and not _writes_a_table(sql):
+    if error is None and sql is not None:
         # Nothing to compile: events without datasets would wipe the job's edges in the graph.
-        error = "the SQL has no INSERT (SELECT only?): nothing is reported for this run"
-    if error:
-        warn(f"no lineage for application {args.app_id}: {error}")
-    runner.start(
+        error = _nothing_to_report(sql)
+    run_id = runner.submit_job(
         store,
-        {
-            "app_id": args.app_id,
-            "run_id": run_id,
-            "job_name": args.job_name,
-            "flink_version": args.flink_version,
-            # Spark SQL (issue 14): the runner extracts with planlineage.spark instead of Flink's planner.
-            "engine": args.engine,
-            "spark_version": args.spark_version,
-            "jars": jars,
-            "sql": sql,
-            "error": error,
-        },
+        settings,
+        app_id=args.app_id,
+        job_name=args.job_name,
+        sql=None if error else sql,
+        flink_version=args.flink_version,
+        jars=jars,
+        error=error,
     )
+    if run_id is not None and error:
+        warn(f"no lineage for application {args.app_id}: {error}")
 
 
 def _read_sql(path: str) -> str:
@@ -183,15 +176,21 @@ def _read_sql(path: str) -> str:
         return script.decode(handle.read())
 
 
-def _writes_a_table(sql: str) -> bool:
-    """Whether the script has a statement that writes (INSERT, STATEMENT SET, CTAS); True when
-    it cannot be split (the compile then says what is wrong)."""
+def _nothing_to_report(sql: str) -> str | None:
+    """Why a script certainly writes no table (empty, or queries only), else None (the compile
+    decides: a script that cannot even be split gets Flink's own reason)."""
     from planlineage.planner import script
 
     try:
-        return any(statement.kind in script.SINKS for statement in script.split(sql))
+        statements = script.split(sql)
     except script.ScriptError:
-        return True
+        return None
+    if not statements:
+        return "the SQL file is empty: nothing is reported for this run"
+    kinds = {statement.kind for statement in statements}
+    if not kinds & script.SINKS and kinds & {script.Kind.QUERY, script.Kind.INSPECT}:
+        return "the SQL has no INSERT (SELECT only?): nothing is reported for this run"
+    return None
 
 
 def _configured_store(bound: float | None = None) -> tuple[Store, bool]:
@@ -207,9 +206,9 @@ def _recovered_store(bound: float) -> Store | None:
     store, configured = _configured_store(bound)
     if not configured:
         return None
-    from planlineage.lifecycle import runner
+    from planlineage.lifecycle import compile_service
 
-    runner.recover(store)
+    compile_service.recover(store)  # jobs wait and no service runs (it was killed): restart it
     return store
 
 
@@ -221,8 +220,18 @@ def cmd_state(args) -> None:
     runs.close_replaced(store)
     runs.record_state(store, args.app_id, args.state, args.error)  # recorded whatever the clock says
     left = time_left(STATE_FLUSH_SECONDS)
-    if left > 0.05:  # else the runner, the next command or `flush` delivers it
-        runs.flush(store, Settings(store), deadline_seconds=left)
+    report = runs.flush(store, Settings(store), deadline_seconds=left) if left > 0.05 else None
+    _hand_over(store, report)
+
+
+def _hand_over(store: Store, report) -> None:
+    """Events this command could not deliver within its bound go with the compile service."""
+    if report is None or report.remaining:
+        from planlineage.emitter import outbox
+        from planlineage.lifecycle import compile_service
+
+        if report is not None or outbox.count_pending(store):
+            compile_service.recover(store, undelivered=True)
 
 
 @_fail_open
@@ -231,6 +240,7 @@ def cmd_flush(args) -> None:
     if store is None:
         return
     report = runs.flush(store, Settings(store), deadline_seconds=max(0.05, time_left(args.timeout)))
+    _hand_over(store, report)
     if report is not None and args.verbose:
         print(
             f"delivered {report.delivered}, parked {report.parked_total}, pending {report.remaining}", file=sys.stderr
@@ -316,10 +326,10 @@ def cmd_flink_conf(args) -> int:
     )
 
 
-def cmd_worker(args) -> int:
-    from planlineage.lifecycle import runner
+def cmd_compile_service(args) -> int:
+    from planlineage.lifecycle import compile_service
 
-    return runner.main(args)
+    return compile_service.main(args.home)
 
 
 def add_commands(commands) -> None:
@@ -382,7 +392,6 @@ def add_commands(commands) -> None:
     flink.add_argument("--lineage-enable", action="store_true")
     flink.set_defaults(run=cmd_flink_conf)
 
-    hidden = commands.add_parser("_worker", help=argparse.SUPPRESS)
-    hidden.add_argument("--job", required=True)
-    hidden.add_argument("--lock-fd", type=int, default=None)
-    hidden.set_defaults(run=cmd_worker)
+    hidden = commands.add_parser("_compile-service", help=argparse.SUPPRESS)
+    hidden.add_argument("--home", required=True)
+    hidden.set_defaults(run=cmd_compile_service)

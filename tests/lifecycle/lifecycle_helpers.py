@@ -30,6 +30,8 @@ class Cli:
             [str(FAKE_PLANNER)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         )
         self.env["PLANLINEAGE_WORKER_FLUSH_SECONDS"] = "3"
+        # The compile service stops soon after its work, so that a test can wait for it to end.
+        self.env["PLANLINEAGE_COMPILE_IDLE_SECONDS"] = "0.3"
         self.env["PLANLINEAGE_TEST_FAKE_MARK"] = str(tmp / "compiling")
 
     def fake(self, lineage, delay: float = 0.0) -> None:
@@ -48,7 +50,7 @@ class Cli:
         )
 
     def workers(self) -> list[int]:
-        """Pids of the live (not zombie) workers of this home."""
+        """Pids of the live (not zombie) compile services of this home."""
         found = []
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
@@ -58,7 +60,11 @@ class Cli:
                 state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
             except OSError:
                 continue
-            if b"_worker" in cmdline and any(str(self.home).encode() in part for part in cmdline) and state != "Z":
+            if (
+                b"_compile-service" in cmdline
+                and any(str(self.home).encode() in part for part in cmdline)
+                and state != "Z"
+            ):
                 found.append(int(proc.name))
         return found
 
@@ -66,7 +72,7 @@ class Cli:
         end = time.monotonic() + timeout
         while self.workers():
             if time.monotonic() > end:
-                raise AssertionError(f"lineage workers still running: {self.workers()}")
+                raise AssertionError(f"compile service still running: {self.workers()}")
             time.sleep(0.05)
 
 

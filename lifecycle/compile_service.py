@@ -1,0 +1,368 @@
+"""The compile service: the one place where the lifecycle's compiles run, on a bounded pool of
+warm planners.
+
+Why
+---
+A compile costs a JVM (~6 s of CPU cold, ~1.2 s warm).  One JVM per submission makes 20
+submissions at once start 20 JVMs on the platform's machine and slows the platform itself.  So
+``submit`` (and the StreamPark watcher) only record the run and queue a job file
+(:mod:`.runner`); this service, one per ``$PLANLINEAGE_HOME``, compiles them:
+
+* **Bounded**: at most ``lineage.compile-planners`` planner JVMs in all (default
+  ``max(1, cores - 1)``), shared by the Flink versions the jobs ask for: a version's planner is
+  kept warm (:class:`~planlineage.planner.warm.SelfHealingPlanner`: replaced when it dies, hangs
+  or grows), an idle one of another version is stopped to make room.
+* **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): its JVMs inherit it, so the platform's
+  own work goes first.
+* **On demand**: started by the first :func:`ensure_running` that finds none (``submit``, and
+  ``state``/``flush`` when jobs wait or events are left that they could not deliver within their
+  bound, so a killed service is restarted by the next command); stops after
+  ``PLANLINEAGE_COMPILE_IDLE_SECONDS`` (default 120) without work.
+* **Its JVMs never outlive it**: each planner's process group is recorded in
+  ``compile-service.pids``; a planner whose service died reads end-of-file on its stdin and
+  exits, and the next service kills any group still listed before it starts.
+* Liveness is an ``flock`` on ``compile-service.lock`` held for the service's life: the kernel
+  drops it when the process dies, however it dies.  Two services never run for one home.
+
+A job the service was compiling when it died is compiled once more by the next one, then, if
+that one dies too, abandoned (:data:`runner.MAX_ATTEMPTS`).  After each compile the service
+delivers what is pending with the outbox's backoff (``PLANLINEAGE_WORKER_FLUSH_SECONDS``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from planlineage.emitter.store import Store
+from planlineage.lifecycle import runner
+
+log = logging.getLogger("planlineage.worker")
+
+LOCK_NAME = "compile-service.lock"
+PIDS_NAME = "compile-service.pids"
+COMMAND = "_compile-service"
+POLL_SECONDS = 0.2
+
+
+def default_planners() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
+
+
+def max_planners(settings) -> int:
+    try:
+        value = int(float(settings.get("lineage.compile-planners") or 0))
+    except ValueError:
+        value = 0
+    return value if value > 0 else default_planners()
+
+
+# -- the client side: is it running? start it ---------------------------------------------------
+
+
+def _lock_path(store: Store) -> Path:
+    return store.path.parent / LOCK_NAME
+
+
+def _try_lock(path: Path) -> int | None:
+    """A descriptor holding the lock of ``path``, or None if another process holds it."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def is_running(store: Store) -> bool:
+    fd = _try_lock(_lock_path(store))
+    if fd is None:
+        return _lock_path(store).exists()
+    os.close(fd)
+    return False
+
+
+def ensure_running(store: Store) -> bool:
+    """Start the service of this home unless it runs; True when it had to be started."""
+    if is_running(store):
+        return False
+    subprocess.Popen(
+        [sys.executable, "-m", "planlineage", COMMAND, "--home", str(store.path.parent)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    return True
+
+
+def recover(store: Store, undelivered: bool = False) -> bool:
+    """Called by every later command: restart the service when jobs wait (or, ``undelivered``,
+    events the command could not deliver within its bound) and none runs."""
+    try:
+        if undelivered or runner.queued_jobs(store):
+            return ensure_running(store)
+    except Exception as error:  # fail-open
+        log.warning("planlineage: compile service not restarted: %s", type(error).__name__)
+    return False
+
+
+# -- the pool ------------------------------------------------------------------------------------
+
+
+class _Slot:
+    """One planner of the pool: provisions its version and starts its JVM on first use."""
+
+    def __init__(self, version: str | None, on_start):
+        self.version = version
+        self._on_start = on_start
+        self._healing = None
+
+    @property
+    def provisioned(self):
+        return self._planner().provisioned
+
+    def _planner(self):
+        if self._healing is None:
+            from planlineage.planner.provision import ensure
+            from planlineage.planner.warm import Limits, SelfHealingPlanner
+
+            self._healing = SelfHealingPlanner(ensure(self.version), Limits(job_timeout=runner.job_timeout()))
+        return self._healing
+
+    def compile(self, request: dict, timeout: float | None = None) -> dict:
+        healing = self._planner()
+        self._on_start(healing._running().pid)  # recorded before the compile: a death under it
+        answer = healing.compile(request, timeout)
+        self._on_start(healing.planner_pid)  # a replacement started by the compile
+        return answer
+
+    def close(self) -> None:
+        if self._healing is not None:
+            self._healing.close()
+            self._healing = None
+
+
+class PlannerPool:
+    """At most ``size`` planners in all, kept per version; callers wait for a free one."""
+
+    def __init__(self, size: int, on_start):
+        self.size = size
+        self._on_start = on_start
+        self._idle: list[_Slot] = []
+        self._count = 0
+        self._cond = threading.Condition()
+
+    def acquire(self, version: str | None) -> _Slot:
+        with self._cond:
+            while True:
+                for slot in self._idle:
+                    if slot.version == version:
+                        self._idle.remove(slot)
+                        return slot
+                if self._count < self.size:
+                    self._count += 1
+                    return _Slot(version, self._on_start)
+                if self._idle:  # room for this version: stop the longest-idle one of another
+                    victim = self._idle.pop(0)
+                    victim.close()
+                    return _Slot(version, self._on_start)
+                self._cond.wait()
+
+    def release(self, slot: _Slot) -> None:
+        with self._cond:
+            self._idle.append(slot)
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            for slot in self._idle:
+                slot.close()
+            self._idle.clear()
+
+
+# -- the service ---------------------------------------------------------------------------------
+
+
+def _pids_path(store: Store) -> Path:
+    return store.path.parent / PIDS_NAME
+
+
+def _kill_leftovers(store: Store) -> None:
+    """Planner process groups a dead service left behind are ended before anything starts."""
+    path = _pids_path(store)
+    try:
+        groups = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    for group in groups if isinstance(groups, list) else []:
+        try:
+            cmdline = Path(f"/proc/{int(group)}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if b"compile_server" in cmdline:  # still the planner we started, not a reused pid
+            try:
+                os.killpg(int(group), signal.SIGKILL)
+            except OSError:
+                pass
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+class Service:
+    def __init__(self, store: Store, planners: int, idle_seconds: float):
+        self.store = store
+        self.pool = PlannerPool(planners, self._remember)
+        self.idle_seconds = idle_seconds
+        self.taken: set[str] = set()
+        self.lock = threading.Lock()
+        self.last_work = time.monotonic()
+        self.groups: set[int] = set()
+        self.deliver_wanted = threading.Event()
+        self.stopping = threading.Event()
+        self.busy_delivering = False
+
+    def _remember(self, pid: int | None) -> None:
+        if pid is None or pid in self.groups:
+            return
+        with self.lock:
+            self.groups.add(pid)
+            alive = [g for g in self.groups if Path(f"/proc/{g}").exists()]
+            self.groups = set(alive)
+        try:
+            from planlineage.home import write_private
+
+            write_private(_pids_path(self.store), json.dumps(sorted(alive)).encode())
+        except OSError:
+            pass
+
+    def _take(self, path: Path) -> dict[str, Any] | None:
+        job = runner.read_job(path)
+        if job is None:
+            runner.remove_job(path)
+            return None
+        attempts = int(job.get("attempts", 0)) + 1
+        if attempts > runner.MAX_ATTEMPTS:
+            from planlineage.lifecycle import runs
+
+            runs.abandon_lineage(
+                self.store, job.get("app_id", ""), job.get("run_id", ""), "the compile died twice; not reported"
+            )
+            runner.remove_job(path)
+            return None
+        job["attempts"] = attempts
+        runner.write_job(path, job)  # counted before the compile: a death under it is seen
+        return job
+
+    def _run_one(self, path: Path, job: dict[str, Any]) -> None:
+        slot = None
+        try:
+            if job.get("error") is None:
+                slot = self.pool.acquire(job.get("flink_version"))
+            runner.compile_job(self.store, job, planner=slot)
+        finally:
+            if slot is not None:
+                self.pool.release(slot)
+            runner.remove_job(path)
+            with self.lock:
+                self.taken.discard(path.name)
+                self.last_work = time.monotonic()
+            self.deliver_wanted.set()
+
+    def _deliver_loop(self) -> None:
+        from planlineage.lifecycle import runs
+        from planlineage.settings import Settings
+
+        while not self.stopping.is_set():
+            if not self.deliver_wanted.wait(0.5):
+                continue
+            self.deliver_wanted.clear()
+            self.busy_delivering = True
+            try:
+                runs.deliver_for(self.store, Settings(self.store), runner.flush_budget())
+            finally:
+                self.busy_delivering = False
+                self.last_work = time.monotonic()
+
+    def serve(self) -> None:
+        self.deliver_wanted.set()  # started for undelivered events too: deliver them first
+        threading.Thread(target=self._deliver_loop, daemon=True).start()
+        with ThreadPoolExecutor(max_workers=self.pool.size, thread_name_prefix="compile") as compiles:
+            while not self.stopping.is_set():
+                for path in runner.queued_jobs(self.store):
+                    with self.lock:
+                        if path.name in self.taken or len(self.taken) >= 4 * self.pool.size:
+                            continue
+                        self.taken.add(path.name)
+                    job = self._take(path)
+                    if job is None:
+                        with self.lock:
+                            self.taken.discard(path.name)
+                        continue
+                    compiles.submit(self._run_one, path, job)
+                with self.lock:
+                    idle = not self.taken and not self.busy_delivering and not self.deliver_wanted.is_set()
+                    quiet = time.monotonic() - self.last_work
+                if idle and quiet > self.idle_seconds:
+                    break
+                time.sleep(POLL_SECONDS)
+        self.stopping.set()
+        self.pool.close()
+
+
+def main(home: str) -> int:
+    """The ``_compile-service`` process: hold the lock, sweep leftovers, serve until idle."""
+    store = Store(Path(home) / "state.db")
+    fd = _try_lock(_lock_path(store))
+    if fd is None:
+        return 0  # another service already runs for this home
+    runner.setup_logging(store)
+    try:
+        os.nice(int(os.environ.get("PLANLINEAGE_COMPILE_NICE", "10") or 10))
+    except (OSError, ValueError):
+        pass
+    service = None
+    try:
+        from planlineage.settings import Settings
+
+        _kill_leftovers(store)
+        idle = runner._env_float("PLANLINEAGE_COMPILE_IDLE_SECONDS", 120.0)
+        service = Service(store, max_planners(Settings(store)), idle)
+
+        def stop(signum, frame):  # pragma: no cover - exercised in a child process
+            service.stopping.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        service.serve()
+    except Exception as error:  # fail-open: the next command restarts it
+        log.warning("planlineage: compile service stopped: %s", type(error).__name__)
+    finally:
+        if service is not None:
+            service.pool.close()
+        try:
+            _pids_path(store).unlink()
+        except OSError:
+            pass
+        os.close(fd)
+    return 0
