@@ -68,6 +68,9 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "lineage.sql-max-bytes", "262144", "cap of the SQL facet (bytes; larger SQL is truncated)", number=True
         ),
+        Setting(
+            "lineage.compile-planners", None, "planner JVMs the compile service may run (max(1, cores-1))", number=True
+        ),
         Setting("lineage.retry-backoff", "2", "seconds before a refused event is sent again (doubles)", number=True),
         Setting("lineage.retry-attempts", "10", "attempts before a refused event is parked", number=True),
         Setting("lineage.retry-max-age", "86400", "seconds of refusals before an event is parked", number=True),
