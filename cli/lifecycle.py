@@ -15,6 +15,8 @@ Promises (docs/lifecycle.md):
 from __future__ import annotations
 
 import argparse
+import functools
+import logging
 import os
 import sys
 
@@ -29,8 +31,8 @@ EXIT_USAGE = 2
 #: (interpreter start-up, imports and recovery included): delivery gets what is left.
 STATE_FLUSH_SECONDS = 3.0
 FLUSH_SECONDS = 10.0
-#: Kept back from a bound for closing the transport and leaving the interpreter.
-EXIT_MARGIN_SECONDS = 0.2
+#: Kept back from a bound for settling the last send, handing over and leaving the interpreter.
+EXIT_MARGIN_SECONDS = 0.5
 
 
 def seconds_since_start() -> float:
@@ -114,19 +116,29 @@ def cmd_settings(args) -> int:
 # -- lifecycle --------------------------------------------------------------------------------
 
 
+class _Redacted(logging.Filter):
+    """Redacts what lifecycle commands log to stderr (the redaction module loads only when a
+    record is written: the submission's path does not pay for it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from planlineage.registry.secrets import RedactingFilter
+
+        return RedactingFilter().filter(record)
+
+
 def _fail_open(fn):
+    """A lifecycle command: notices said, logs redacted, :func:`runs.fail_open`, always exit 0."""
+    guarded = runs.fail_open(f"lineage {fn.__name__.removeprefix('cmd_').replace('_', '-')}")(fn)
+
+    @functools.wraps(fn)
     def run(args) -> int:
-        try:
-            _say_notices()
-            fn(args)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as error:  # fail-open: lineage never fails the platform
-            reason = str(error) if isinstance(error, (StoreError, OSError)) else type(error).__name__
-            warn(f"lineage {args.command} skipped: {reason}")
+        for handler in logging.getLogger().handlers:
+            if not any(isinstance(f, _Redacted) for f in handler.filters):
+                handler.addFilter(_Redacted())
+        _say_notices()
+        guarded(args)
         return EXIT_OK
 
-    run.__name__ = fn.__name__
     return run
 
 

@@ -246,16 +246,16 @@ class Service:
     def _remember(self, pid: int | None) -> None:
         if pid is None or pid in self.groups:
             return
-        with self.lock:
+        from planlineage.home import write_private
+
+        with self.lock:  # one writer at a time: the temporary file is named after the process
             self.groups.add(pid)
             alive = [g for g in self.groups if Path(f"/proc/{g}").exists()]
             self.groups = set(alive)
-        try:
-            from planlineage.home import write_private
-
-            write_private(_pids_path(self.store), json.dumps(sorted(alive)).encode())
-        except OSError:
-            pass
+            try:
+                write_private(_pids_path(self.store), json.dumps(sorted(alive)).encode())
+            except OSError:
+                pass
 
     def _take(self, path: Path) -> dict[str, Any] | None:
         job = runner.read_job(path)
@@ -343,6 +343,7 @@ def main(home: str) -> int:
     except (OSError, ValueError):
         pass
     service = None
+    failed = False
     try:
         from planlineage.settings import Settings
 
@@ -356,6 +357,7 @@ def main(home: str) -> int:
         signal.signal(signal.SIGTERM, stop)
         service.serve()
     except Exception as error:  # fail-open: the next command restarts it
+        failed = True
         log.warning("planlineage: compile service stopped: %s", type(error).__name__)
     finally:
         if service is not None:
@@ -365,4 +367,6 @@ def main(home: str) -> int:
         except OSError:
             pass
         os.close(fd)
+    if not failed and runner.queued_jobs(store):  # a job queued while this one was stopping
+        ensure_running(store)
     return 0

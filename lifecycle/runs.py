@@ -20,7 +20,7 @@ transitions are remembered in the run row; ``attach_lineage`` then queues START 
 transitions in the order they happened, with their original times, in one transaction.  Within a
 run the outbox delivers strictly in queue order, so START always precedes later events.
 
-Fail-open: every public function here catches its own problems, logs one line (no traceback, no
+Fail-open (:func:`fail_open`): every public function here catches its own problems, logs one line (no traceback, no
 secret) and answers ``None``/``False``; a lineage problem never fails a submission.
 """
 
@@ -66,13 +66,18 @@ def event_for_state(platform_state: str | None) -> str | None:
     return STATE_EVENTS.get((platform_state or "").strip().upper())
 
 
-def _fail_open(what: str, fallback: Any = None) -> Callable[[F], F]:
+def fail_open(what: str, fallback: Any = None) -> Callable[[F], F]:
+    """The one fail-open wrapper (library functions here and the lifecycle commands): any problem
+    becomes one redacted line, ``planlineage: <what> skipped: <reason>``, and ``fallback``."""
+
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except (StoreError, TransportConfigError) as error:
+            except KeyboardInterrupt:
+                raise
+            except (StoreError, TransportConfigError, OSError) as error:
                 reason = str(error)
             except Exception as error:  # fail-open: never a traceback, never a failed submission
                 reason = f"{type(error).__name__}: {error}"
@@ -162,7 +167,7 @@ def _queue(
     return added
 
 
-@_fail_open("current run lookup")
+@fail_open("current run lookup")
 def current_run(store: Store, app_id: str) -> RunRecord | None:
     return store.read(lambda c: _get(c, app_id))
 
@@ -223,7 +228,7 @@ def _submit(
     return store.write(submit)
 
 
-@_fail_open("lineage of the submission")
+@fail_open("lineage of the submission")
 def record_submission(
     store: Store,
     app_id: str,
@@ -241,7 +246,7 @@ def record_submission(
     return _submit(store, app_id, job_name, lineage, sql, settings, run_id)
 
 
-@_fail_open("lineage of the submission")
+@fail_open("lineage of the submission")
 def record_pending_submission(
     store: Store,
     app_id: str,
@@ -259,7 +264,7 @@ def record_pending_submission(
     return _submit(store, app_id, job_name, None, sql, settings, run_id)
 
 
-@_fail_open("closing of replaced runs", fallback=0)
+@fail_open("closing of replaced runs", fallback=0)
 def close_replaced(store: Store) -> int:
     """Queue ABORT for every open run a resubmission replaced (``closing``); how many."""
     if not store.exists():
@@ -298,7 +303,7 @@ def _has_datasets(lineage: JobLineage) -> bool:
     return any(sink.datasets or any(i.datasets for i in sink.inputs) for sink in lineage.sinks)
 
 
-@_fail_open("lineage of the submission", fallback=False)
+@fail_open("lineage of the submission", fallback=False)
 def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) -> bool:
     """Give a pending run its lineage: queue START, then the states recorded meanwhile, in order.
 
@@ -333,7 +338,7 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
     return store.write(attach)
 
 
-@_fail_open("lineage of the submission", fallback=False)
+@fail_open("lineage of the submission", fallback=False)
 def abandon_lineage(store: Store, app_id: str, run_id: str, reason: str | None = None) -> bool:
     """The worker could not compute lineage: forget the run, send nothing for it.
 
@@ -355,7 +360,7 @@ def abandon_lineage(store: Store, app_id: str, run_id: str, reason: str | None =
     return done
 
 
-@_fail_open("lineage state report")
+@fail_open("lineage state report")
 def record_state(
     store: Store,
     app_id: str,
@@ -413,7 +418,7 @@ def cap_sql(sql: str, limit: int = SQL_FACET_MAX_BYTES) -> tuple[str, int]:
     return head + marker, len(data) - len(head.encode("utf-8"))
 
 
-@_fail_open("lineage of the submission", fallback=False)
+@fail_open("lineage of the submission", fallback=False)
 def set_redacted_sql(store: Store, app_id: str, run_id: str, sql: str, limit: int = SQL_FACET_MAX_BYTES) -> bool:
     """Keep the (already redacted) SQL of a run whose lineage is still being computed, capped at
     ``limit`` bytes (one warning when it had to be cut)."""
@@ -436,7 +441,7 @@ def set_redacted_sql(store: Store, app_id: str, run_id: str, sql: str, limit: in
     )
 
 
-@_fail_open("lineage delivery")
+@fail_open("lineage delivery")
 def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.FlushReport | None:
     """Deliver with the outbox's backoff until nothing is pending or ``budget`` seconds have
     passed (the detached runner's delivery); one log line if something stays behind."""
@@ -451,7 +456,7 @@ def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.Flush
     return report
 
 
-@_fail_open("lineage delivery")
+@fail_open("lineage delivery")
 def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> outbox.FlushReport | None:
     """Deliver what is pending with the configured transport, within ``deadline_seconds``.
 
