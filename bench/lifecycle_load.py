@@ -64,8 +64,9 @@ def process_tree(root: int) -> list[int]:
     while todo:
         pid = todo.pop()
         found.append(pid)
-        try:
-            todo += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        try:  # children hang off the thread that started them: every task of the process
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
         except OSError:
             continue
     return found

@@ -12,8 +12,9 @@ submissions at once start 20 JVMs on the platform's machine and slows the platfo
   ``max(1, cores - 1)``), shared by the Flink versions the jobs ask for: a version's planner is
   kept warm (:class:`~planlineage.planner.warm.SelfHealingPlanner`: replaced when it dies, hangs
   or grows), an idle one of another version is stopped to make room.
-* **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): its JVMs inherit it, so the platform's
-  own work goes first.
+* **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): its compile threads and the JVMs they
+  start, so the platform's own work goes first; not the threads that write the database (a niced
+  lock holder would make every command wait).
 * **On demand**: started by the first :func:`ensure_running` that finds none (``submit``, and
   ``state``/``flush`` when jobs wait or events are left that they could not deliver within their
   bound, so a killed service is restarted by the next command); stops after
@@ -119,7 +120,7 @@ def recover(store: Store, undelivered: bool = False) -> bool:
     """Called by every later command: restart the service when jobs wait (or, ``undelivered``,
     events the command could not deliver within its bound) and none runs."""
     try:
-        if undelivered or runner.queued_jobs(store):
+        if undelivered or runner.queued_jobs(store) or any((store.path.parent / "spool").glob("*.json")):
             return ensure_running(store)
     except Exception as error:  # fail-open
         log.warning("planlineage: compile service not restarted: %s", type(error).__name__)
@@ -305,11 +306,33 @@ class Service:
                 self.busy_delivering = False
                 self.last_work = time.monotonic()
 
-    def serve(self) -> None:
+    def _replay_spool(self) -> None:
+        from planlineage.emitter.store import StoreError
+        from planlineage.lifecycle import runs
+
+        try:
+            if any((self.store.path.parent / runs.SPOOL).glob("*.json")) and runs.replay_spooled(self.store):
+                self.deliver_wanted.set()
+                self.last_work = time.monotonic()
+        except (OSError, StoreError):
+            pass  # still busy: next round
+
+    def serve(self, nice: int) -> None:
         self.deliver_wanted.set()  # started for undelivered events too: deliver them first
         threading.Thread(target=self._deliver_loop, daemon=True).start()
-        with ThreadPoolExecutor(max_workers=self.pool.size, thread_name_prefix="compile") as compiles:
+
+        def lower_priority() -> None:
+            # Per thread: the compile threads and the planners they start yield to the platform,
+            # while the threads that write the database keep their priority (a niced thread
+            # holding the write lock would make every command wait for it).
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+            except (OSError, AttributeError):
+                pass
+
+        with ThreadPoolExecutor(self.pool.size, "compile", initializer=lower_priority) as compiles:
             while not self.stopping.is_set():
+                self._replay_spool()
                 for path in runner.queued_jobs(self.store):
                     with self.lock:
                         if path.name in self.taken or len(self.taken) >= 4 * self.pool.size:
@@ -339,9 +362,9 @@ def main(home: str) -> int:
         return 0  # another service already runs for this home
     runner.setup_logging(store)
     try:
-        os.nice(int(os.environ.get("PLANLINEAGE_COMPILE_NICE", "10") or 10))
-    except (OSError, ValueError):
-        pass
+        nice = int(os.environ.get("PLANLINEAGE_COMPILE_NICE", "10") or 10)
+    except ValueError:
+        nice = 10
     service = None
     failed = False
     try:
@@ -355,7 +378,7 @@ def main(home: str) -> int:
             service.stopping.set()
 
         signal.signal(signal.SIGTERM, stop)
-        service.serve()
+        service.serve(nice)
     except Exception as error:  # fail-open: the next command restarts it
         failed = True
         log.warning("planlineage: compile service stopped: %s", type(error).__name__)

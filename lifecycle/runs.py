@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -141,15 +142,15 @@ def _get(conn: sqlite3.Connection, app_id: str) -> RunRecord | None:
     return _record(conn.execute("SELECT * FROM runs WHERE app_id = ?", (app_id,)).fetchone())
 
 
-def _queue(
-    conn: sqlite3.Connection,
-    run: RunRecord,
-    lineage: JobLineage,
-    event_type: str,
-    event_time: str,
-    error: str | None = None,
-) -> int:
-    from planlineage.emitter import events as ev  # loaded by _load_event_models() before the write
+def _build(
+    run: RunRecord, lineage: JobLineage, event_type: str, event_time: str, error: str | None = None
+) -> list[tuple[str, str, str]]:
+    """The serialized events of one transition: ``(job name, event type, payload)``.
+
+    Built outside any write transaction: under CPU contention, serializing events while holding
+    the database's write lock would make every other process wait for it.
+    """
+    from planlineage.emitter import events as ev  # loaded by _load_event_models()
 
     built = ev.build_events(
         lineage,
@@ -161,10 +162,38 @@ def _queue(
         error=error,
         event_time=event_time,
     )
-    added = 0
-    for event in built:
-        added += outbox.enqueue_in(conn, run.run_id, event.job.name, event_type, ev.to_dict(event))
-    return added
+    return [(e.job.name, event_type, json.dumps(ev.to_dict(e), sort_keys=True)) for e in built]
+
+
+def _insert(conn: sqlite3.Connection, run_id: str, built: list[tuple[str, str, str]]) -> int:
+    return sum(outbox.enqueue_in(conn, run_id, job, event_type, payload) for job, event_type, payload in built)
+
+
+_SNAPSHOT = "SELECT run_id, lineage IS NOT NULL AS known, last_event, pending FROM runs WHERE app_id = ?"
+
+
+def _snapshot(conn: sqlite3.Connection, app_id: str) -> tuple | None:
+    """What decides a transition, compared inside the write to what it was decided on (no parsing)."""
+    row = conn.execute(_SNAPSHOT, (app_id,)).fetchone()
+    return None if row is None else tuple(row)
+
+
+def _raw(run: RunRecord) -> tuple:
+    return (run.run_id, int(run.lineage is not None), run.last_event, json.dumps(run.pending))
+
+
+class _Changed(Exception):
+    """The run changed between deciding and writing: decide again."""
+
+
+def _decided(store: Store, app_id: str, attempt) -> Any:
+    """Run ``attempt`` (read, build, write-if-unchanged) until the run did not change under it."""
+    for _ in range(5):
+        try:
+            return attempt()
+        except _Changed:
+            continue
+    return attempt()
 
 
 @fail_open("current run lookup")
@@ -188,8 +217,11 @@ def _submit(
     now = utc_now()
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True) if lineage else None
 
+    built: list[tuple[str, str, str]] = []
     if lineage is not None:
         _load_event_models()
+        record = RunRecord(app_id, run_id, job_name, namespace, None, sql, None, "START", [], now, now)
+        built = _build(record, lineage, "START", now)
 
     def submit(conn: sqlite3.Connection) -> str:
         previous = conn.execute(
@@ -219,10 +251,7 @@ def _submit(
             "updated = excluded.updated",
             (app_id, run_id, job_name, namespace, lineage_json, sql, now, now),
         )
-        if lineage is not None:
-            run = _get(conn, app_id)
-            assert run is not None
-            _queue(conn, run, lineage, "START", now)
+        _insert(conn, run_id, built)
         return run_id
 
     return store.write(submit)
@@ -275,28 +304,31 @@ def close_replaced(store: Store) -> int:
     _load_event_models()
     from planlineage.document import JobLineage
 
-    def close(conn: sqlite3.Connection) -> int:
-        closed = 0
-        for row in conn.execute("SELECT * FROM closing ORDER BY closed_at").fetchall():
-            run = RunRecord(
-                app_id=row["app_id"],
-                run_id=row["run_id"],
-                job_name=row["job_name"],
-                namespace=row["namespace"],
-                lineage=None,
-                sql=row["sql"],
-                platform_state=None,
-                last_event=None,
-                pending=[],
-                created=row["created"],
-                updated=row["closed_at"],
-            )
-            lineage = JobLineage.model_validate(json.loads(row["lineage"]))
-            closed += bool(_queue(conn, run, lineage, "ABORT", row["closed_at"]))
-            conn.execute("DELETE FROM closing WHERE run_id = ?", (row["run_id"],))
-        return closed
+    rows = store.read(lambda c: [dict(r) for r in c.execute("SELECT * FROM closing ORDER BY closed_at")], [])
+    closed = 0
+    for row in rows:
+        run = RunRecord(
+            app_id=row["app_id"],
+            run_id=row["run_id"],
+            job_name=row["job_name"],
+            namespace=row["namespace"],
+            lineage=None,
+            sql=row["sql"],
+            platform_state=None,
+            last_event=None,
+            pending=[],
+            created=row["created"],
+            updated=row["closed_at"],
+        )
+        built = _build(run, JobLineage.model_validate(json.loads(row["lineage"])), "ABORT", row["closed_at"])
 
-    return store.write(close)
+        def close(conn: sqlite3.Connection, run_id: str = row["run_id"], built=built) -> int:
+            if not conn.execute("DELETE FROM closing WHERE run_id = ?", (run_id,)).rowcount:
+                return 0  # another process closed it
+            return int(bool(_insert(conn, run_id, built)))
+
+        closed += store.write(close)
+    return closed
 
 
 def _has_datasets(lineage: JobLineage) -> bool:
@@ -322,20 +354,27 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
 
     _load_event_models()
 
-    def attach(conn: sqlite3.Connection) -> bool:
-        run = _get(conn, app_id)
+    def attempt() -> bool:
+        run = store.read(lambda c: _get(c, app_id))
         if run is None or run.run_id != run_id or run.lineage is not None:
             return False
-        _queue(conn, run, lineage, "START", run.created)
+        built = _build(run, lineage, "START", run.created)
         for item in run.pending:
-            _queue(conn, run, lineage, item["event"], item["time"], item.get("error"))
-        conn.execute(
-            "UPDATE runs SET lineage = ?, pending = '[]', updated = ? WHERE app_id = ?",
-            (lineage_json, utc_now(), app_id),
-        )
-        return True
+            built += _build(run, lineage, item["event"], item["time"], item.get("error"))
 
-    return store.write(attach)
+        def attach(conn: sqlite3.Connection) -> bool:
+            if _snapshot(conn, app_id) != _raw(run):
+                raise _Changed
+            _insert(conn, run_id, built)
+            conn.execute(
+                "UPDATE runs SET lineage = ?, pending = '[]', updated = ? WHERE app_id = ?",
+                (lineage_json, utc_now(), app_id),
+            )
+            return True
+
+        return store.write(attach)
+
+    return _decided(store, app_id, attempt)
 
 
 @fail_open("lineage of the submission", fallback=False)
@@ -369,38 +408,96 @@ def record_state(
     *,
     event_time: str | None = None,
 ) -> str | None:
-    """Record a platform state report; the event type it queued (or deferred), else None."""
+    """Record a platform state report; the event type it queued (or deferred), else None.
+
+    Reports kept in the spool (the database was too busy for an earlier command) go first.  When
+    the database stays busy past the store's busy timeout, this report is spooled too
+    (``$PLANLINEAGE_HOME/spool/``, replayed in order by the next command or the compile service)
+    rather than lost.
+    """
+    when = event_time or utc_now()
+    try:
+        replay_spooled(store)
+        return _record_state(store, app_id, platform_state, error, when)
+    except StoreError as problem:
+        if "locked" not in str(problem) and "busy" not in str(problem):
+            raise
+        _spool(store, app_id, platform_state, error, when)
+        return event_for_state(platform_state)
+
+
+SPOOL = "spool"
+
+
+def _spool(store: Store, app_id: str, platform_state: str, error: str | None, when: str) -> None:
+    from planlineage.home import make_private_dir, write_private
+
+    folder = make_private_dir(store.path.parent / SPOOL)
+    report = {"app_id": app_id, "state": platform_state, "error": scrub(error) if error else None, "time": when}
+    write_private(folder / f"{time.time_ns():020d}-{os.getpid()}.json", json.dumps(report).encode("utf-8"))
+
+
+def replay_spooled(store: Store) -> int:
+    """Record spooled state reports oldest first (stops at the first that still cannot be
+    recorded, so order holds); how many were recorded."""
+    folder = store.path.parent / SPOOL
+    try:
+        waiting = sorted(folder.glob("*.json"))
+    except OSError:
+        return 0
+    done = 0
+    for path in waiting:
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)
+            continue
+        _record_state(store, report["app_id"], report["state"], report.get("error"), report["time"])
+        path.unlink(missing_ok=True)
+        done += 1
+    return done
+
+
+def _record_state(store: Store, app_id: str, platform_state: str, error: str | None, when: str) -> str | None:
     event_type = event_for_state(platform_state)
     error = scrub(error) if error else None  # a platform error may quote a connection string
     if not store.exists() or store.read(lambda c: _get(c, app_id)) is None:
         return None  # unknown application: no-op, nothing created
     state = (platform_state or "").strip().upper()
-    when = event_time or utc_now()
 
     _load_event_models()
 
-    def report(conn: sqlite3.Connection) -> str | None:
-        run = _get(conn, app_id)
+    def attempt() -> str | None:
+        run = store.read(lambda c: _get(c, app_id))
         if run is None:
             return None
-        if event_type is None or run.last_event in TERMINAL_EVENT_TYPES or event_type == run.last_event:
-            conn.execute(
-                "UPDATE runs SET platform_state = ?, updated = ? WHERE app_id = ?",
-                (state, utc_now(), app_id),
-            )
-            return None
+        ignored = event_type is None or run.last_event in TERMINAL_EVENT_TYPES or event_type == run.last_event
         pending = run.pending
-        if run.lineage is None:
-            pending = pending + [{"event": event_type, "time": when, "error": error, "state": state}]
-        else:
-            _queue(conn, run, run.lineage, event_type, when, error)
-        conn.execute(
-            "UPDATE runs SET platform_state = ?, last_event = ?, pending = ?, updated = ? WHERE app_id = ?",
-            (state, event_type, json.dumps(pending), utc_now(), app_id),
-        )
-        return event_type
+        built: list[tuple[str, str, str]] = []
+        if not ignored:
+            if run.lineage is None:
+                pending = pending + [{"event": event_type, "time": when, "error": error, "state": state}]
+            else:
+                built = _build(run, run.lineage, event_type, when, error)
 
-    return store.write(report)
+        def report(conn: sqlite3.Connection) -> str | None:
+            if _snapshot(conn, app_id) != _raw(run):
+                raise _Changed
+            if ignored:
+                conn.execute(
+                    "UPDATE runs SET platform_state = ?, updated = ? WHERE app_id = ?", (state, utc_now(), app_id)
+                )
+                return None
+            _insert(conn, run.run_id, built)
+            conn.execute(
+                "UPDATE runs SET platform_state = ?, last_event = ?, pending = ?, updated = ? WHERE app_id = ?",
+                (state, event_type, json.dumps(pending), utc_now(), app_id),
+            )
+            return event_type
+
+        return store.write(report)
+
+    return _decided(store, app_id, attempt)
 
 
 #: Default cap of the SQL facet (``lineage.sql-max-bytes``): every event of a run carries it.
@@ -465,6 +562,10 @@ def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> ou
     end = time.monotonic() + deadline_seconds  # loading the transport counts against it too
     if not settings.configured() or not store.exists():
         return None
+    try:
+        replay_spooled(store)
+    except StoreError:
+        pass  # still busy: the spool waits for the next command
     kind, options = settings.transport_options()
     policy = outbox.RetryPolicy.from_values(settings.values())
     with create_transport(kind, options) as transport:

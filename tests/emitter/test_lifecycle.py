@@ -239,3 +239,47 @@ def test_flush_with_a_broken_transport_setting_fails_open(store, caplog):
     caplog.set_level(logging.WARNING, logger="planlineage")
     assert runs.flush(store, bad) is None  # file transport without a file: not configured
     assert outbox.count_pending(store) == 1
+
+
+def test_a_state_report_the_busy_database_cannot_take_is_spooled_not_lost(store):
+    import sqlite3
+
+    settings = configured(store)
+    run_id = runs.record_pending_submission(store, "app", "etl", SQL, settings)
+    assert runs.attach_lineage(store, "app", run_id, single_sink_lineage())
+    impatient = Store(store.path, busy_timeout=0.2)
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock for long
+    try:
+        assert runs.record_state(impatient, "app", "RUNNING") == "RUNNING"
+        assert runs.record_state(impatient, "app", "FINISHED") == "COMPLETE"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    spooled = sorted((store.path.parent / runs.SPOOL).glob("*.json"))
+    assert len(spooled) == 2 and [t for _, t in queued(store)] == ["START"]
+    assert runs.replay_spooled(store) == 2  # what the next command (or the compile service) does
+    assert [t for _, t in queued(store)] == ["START", "RUNNING", "COMPLETE"]
+    assert not list((store.path.parent / runs.SPOOL).glob("*.json"))
+
+
+def test_a_transition_decided_on_a_changed_run_is_decided_again(store, monkeypatch):
+    settings = configured(store)
+    run_id = runs.record_pending_submission(store, "app", "etl", SQL, settings)
+    real_build = runs._build
+    calls = []
+
+    def build_while_another_process_reports(*args, **kwargs):
+        if not calls:  # between the decision and the write, RUNNING arrives from elsewhere
+            calls.append(1)
+            store.write(
+                lambda c: c.execute(
+                    "UPDATE runs SET pending = ?, last_event = 'RUNNING' WHERE app_id = 'app'",
+                    ('[{"event": "RUNNING", "time": "2026-01-01T00:00:00.000Z", "error": null, "state": "RUNNING"}]',),
+                )
+            )
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(runs, "_build", build_while_another_process_reports)
+    assert runs.attach_lineage(store, "app", run_id, single_sink_lineage()) is True
+    assert [t for _, t in queued(store)] == ["START", "RUNNING"]  # the late RUNNING was not lost
