@@ -16,8 +16,8 @@ Tables
 ------
 ``runs(app_id → run_id, job_name, namespace, lineage JSON, sql, platform_state, last_event,
 pending JSON, created, updated)`` — the current run of each platform application.
-``closing(run_id, app_id, job_name, namespace, lineage, sql, created, closed_at)`` — runs a
-resubmission replaced while still open: each gets its ABORT (see ``lifecycle.runs``).
+``closing(run_id, app_id, job_name, namespace, lineage, sql, pending, abort, created, closed_at)``
+— runs a resubmission replaced: their recorded transitions, then ABORT if still open.
 ``outbox(id, run_id, seq, event_type, job_name, payload JSON, status pending|parked, parked
 access|event|capped, attempts, first_failed, next_attempt, last_error, created, claimed_by,
 claim_until)`` with ``UNIQUE(run_id, job_name, event_type)`` (see :mod:`.outbox`).
@@ -81,6 +81,8 @@ CREATE TABLE IF NOT EXISTS closing (
     namespace  TEXT NOT NULL,
     lineage    TEXT NOT NULL,
     sql        TEXT,
+    pending    TEXT NOT NULL DEFAULT '[]',
+    abort      INTEGER NOT NULL DEFAULT 1,
     created    TEXT NOT NULL,
     closed_at  TEXT NOT NULL
 );

@@ -54,6 +54,9 @@ LOCK_NAME = "compile-service.lock"
 PIDS_NAME = "compile-service.pids"
 COMMAND = "_compile-service"
 POLL_SECONDS = 0.2
+#: After the server was found unavailable, due events wait this long for the next try (or for
+#: the next command, which hands them over again).
+OUTAGE_PAUSE_SECONDS = 30.0
 
 
 def default_planners() -> int:
@@ -243,6 +246,7 @@ class Service:
         self.deliver_wanted = threading.Event()
         self.stopping = threading.Event()
         self.busy_delivering = False
+        self.unavailable_at = -OUTAGE_PAUSE_SECONDS
 
     def _remember(self, pid: int | None) -> None:
         if pid is None or pid in self.groups:
@@ -291,17 +295,35 @@ class Service:
                 self.last_work = time.monotonic()
             self.deliver_wanted.set()
 
+    def _work_waiting(self) -> bool:
+        """Transitions to turn into events, replaced runs to close, or events due (not while the
+        server was just found unavailable: then the next command's hand-over asks again)."""
+        if time.monotonic() - self.unavailable_at < OUTAGE_PAUSE_SECONDS:
+            due = ""
+        else:
+            due = " OR EXISTS (SELECT 1 FROM outbox WHERE status = 'pending' AND COALESCE(next_attempt, 0) <= :now)"
+        query = (
+            "SELECT EXISTS (SELECT 1 FROM runs WHERE lineage IS NOT NULL AND pending != '[]') "
+            f"OR EXISTS (SELECT 1 FROM closing){due}"
+        )
+        try:
+            return bool(self.store.read(lambda c: c.execute(query, {"now": time.time()}).fetchone()[0], False))
+        except Exception:
+            return False
+
     def _deliver_loop(self) -> None:
         from planlineage.lifecycle import runs
         from planlineage.settings import Settings
 
         while not self.stopping.is_set():
-            if not self.deliver_wanted.wait(0.5):
+            if not self.deliver_wanted.wait(0.5) and not self._work_waiting():
                 continue
             self.deliver_wanted.clear()
             self.busy_delivering = True
             try:
-                runs.deliver_for(self.store, Settings(self.store), runner.flush_budget())
+                report = runs.deliver_for(self.store, Settings(self.store), runner.flush_budget())
+                if report is not None and report.stopped:
+                    self.unavailable_at = time.monotonic()
             finally:
                 self.busy_delivering = False
                 self.last_work = time.monotonic()

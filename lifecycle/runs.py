@@ -225,19 +225,27 @@ def _submit(
 
     def submit(conn: sqlite3.Connection) -> str:
         previous = conn.execute(
-            "SELECT run_id, job_name, namespace, lineage, sql, last_event, created FROM runs WHERE app_id = ?",
+            "SELECT run_id, job_name, namespace, lineage, sql, last_event, pending, created FROM runs WHERE app_id = ?",
             (app_id,),
         ).fetchone()
-        if previous is not None and previous["lineage"] and previous["last_event"] not in TERMINAL_EVENT_TYPES:
-            # The platform replaced an open run: it ends with ABORT, queued by the next process
-            # that builds events (building them here would cost submit ~0.4 s of imports).
+        still_open = previous is not None and previous["last_event"] not in TERMINAL_EVENT_TYPES
+        if previous is not None and previous["lineage"] and (still_open or previous["pending"] != "[]"):
+            # The platform replaced the run: its recorded transitions, then ABORT if it was still
+            # open, are queued by the next process that builds events (building them here would
+            # cost submit ~0.4 s of imports).
             conn.execute(
-                "INSERT OR IGNORE INTO closing (run_id, app_id, job_name, namespace, lineage, sql, created, "
-                "closed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO closing (run_id, app_id, job_name, namespace, lineage, sql, pending, abort, "
+                "created, closed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    *(previous[k] for k in ("run_id",)),
+                    previous["run_id"],
                     app_id,
-                    *(previous[k] for k in ("job_name", "namespace", "lineage", "sql", "created")),
+                    previous["job_name"],
+                    previous["namespace"],
+                    previous["lineage"],
+                    previous["sql"],
+                    previous["pending"],
+                    int(still_open),
+                    previous["created"],
                     now,
                 ),
             )
@@ -295,7 +303,8 @@ def record_pending_submission(
 
 @fail_open("closing of replaced runs", fallback=0)
 def close_replaced(store: Store) -> int:
-    """Queue ABORT for every open run a resubmission replaced (``closing``); how many."""
+    """Queue the recorded transitions of every run a resubmission replaced (``closing``), then
+    ABORT for those still open; how many runs."""
     if not store.exists():
         return 0
     waiting = store.read(lambda c: c.execute("SELECT COUNT(*) FROM closing").fetchone()[0], default=0)
@@ -320,7 +329,12 @@ def close_replaced(store: Store) -> int:
             created=row["created"],
             updated=row["closed_at"],
         )
-        built = _build(run, JobLineage.model_validate(json.loads(row["lineage"])), "ABORT", row["closed_at"])
+        lineage = JobLineage.model_validate(json.loads(row["lineage"]))
+        built = []
+        for item in json.loads(row["pending"] or "[]"):
+            built += _build(run, lineage, item["event"], item["time"], item.get("error"))
+        if row["abort"]:
+            built += _build(run, lineage, "ABORT", row["closed_at"])
 
         def close(conn: sqlite3.Connection, run_id: str = row["run_id"], built=built) -> int:
             if not conn.execute("DELETE FROM closing WHERE run_id = ?", (run_id,)).rowcount:
@@ -459,45 +473,71 @@ def replay_spooled(store: Store) -> int:
 
 
 def _record_state(store: Store, app_id: str, platform_state: str, error: str | None, when: str) -> str | None:
+    """Record the transition in the run (one short write, no event built: no model import, so
+    ``state`` stays cheap under load); :func:`materialize` turns it into events."""
     event_type = event_for_state(platform_state)
-    error = scrub(error) if error else None  # a platform error may quote a connection string
-    if not store.exists() or store.read(lambda c: _get(c, app_id)) is None:
+    if not store.exists():
         return None  # unknown application: no-op, nothing created
     state = (platform_state or "").strip().upper()
+    error = scrub(error) if error and event_type else None  # it may quote a connection string
 
-    _load_event_models()
-
-    def attempt() -> str | None:
-        run = store.read(lambda c: _get(c, app_id))
-        if run is None:
+    def report(conn: sqlite3.Connection) -> str | None:
+        row = conn.execute("SELECT last_event, pending FROM runs WHERE app_id = ?", (app_id,)).fetchone()
+        if row is None:
             return None
-        ignored = event_type is None or run.last_event in TERMINAL_EVENT_TYPES or event_type == run.last_event
-        pending = run.pending
-        built: list[tuple[str, str, str]] = []
-        if not ignored:
-            if run.lineage is None:
-                pending = pending + [{"event": event_type, "time": when, "error": error, "state": state}]
-            else:
-                built = _build(run, run.lineage, event_type, when, error)
+        if event_type is None or row["last_event"] in TERMINAL_EVENT_TYPES or event_type == row["last_event"]:
+            conn.execute("UPDATE runs SET platform_state = ?, updated = ? WHERE app_id = ?", (state, utc_now(), app_id))
+            return None
+        pending = json.loads(row["pending"] or "[]") + [
+            {"event": event_type, "time": when, "error": error, "state": state}
+        ]
+        conn.execute(
+            "UPDATE runs SET platform_state = ?, last_event = ?, pending = ?, updated = ? WHERE app_id = ?",
+            (state, event_type, json.dumps(pending), utc_now(), app_id),
+        )
+        return event_type
 
-        def report(conn: sqlite3.Connection) -> str | None:
-            if _snapshot(conn, app_id) != _raw(run):
-                raise _Changed
-            if ignored:
-                conn.execute(
-                    "UPDATE runs SET platform_state = ?, updated = ? WHERE app_id = ?", (state, utc_now(), app_id)
-                )
-                return None
-            _insert(conn, run.run_id, built)
-            conn.execute(
-                "UPDATE runs SET platform_state = ?, last_event = ?, pending = ?, updated = ? WHERE app_id = ?",
-                (state, event_type, json.dumps(pending), utc_now(), app_id),
-            )
-            return event_type
+    if store.read(lambda c: c.execute("SELECT 1 FROM runs WHERE app_id = ?", (app_id,)).fetchone()) is None:
+        return None  # unknown application: nothing written
+    return store.write(report)
 
-        return store.write(report)
 
-    return _decided(store, app_id, attempt)
+@fail_open("lineage events of recorded states", fallback=0)
+def materialize(store: Store) -> int:
+    """Queue the events of the transitions recorded for runs whose lineage is known, in the order
+    they happened, with their original times; how many transitions.  Called by the compile
+    service and by ``flush`` (it loads the event models only when there is something to build)."""
+    if not store.exists():
+        return 0
+    apps = store.read(
+        lambda c: [r[0] for r in c.execute("SELECT app_id FROM runs WHERE lineage IS NOT NULL AND pending != '[]'")],
+        default=[],
+    )
+    if not apps:
+        return 0
+    _load_event_models()
+    done = 0
+    for app_id in apps:
+
+        def attempt(app_id: str = app_id) -> int:
+            run = store.read(lambda c: _get(c, app_id))
+            if run is None or run.lineage is None or not run.pending:
+                return 0
+            built: list[tuple[str, str, str]] = []
+            for item in run.pending:
+                built += _build(run, run.lineage, item["event"], item["time"], item.get("error"))
+
+            def queue(conn: sqlite3.Connection) -> int:
+                if _snapshot(conn, app_id) != _raw(run):
+                    raise _Changed
+                _insert(conn, run.run_id, built)
+                conn.execute("UPDATE runs SET pending = '[]', updated = ? WHERE app_id = ?", (utc_now(), app_id))
+                return len(run.pending)
+
+            return store.write(queue)
+
+        done += _decided(store, app_id, attempt)
+    return done
 
 
 #: Default cap of the SQL facet (``lineage.sql-max-bytes``): every event of a run carries it.
@@ -544,6 +584,8 @@ def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.Flush
     passed (the detached runner's delivery); one log line if something stays behind."""
     if not settings.configured() or not store.exists():
         return None
+    close_replaced(store)
+    materialize(store)
     kind, options = settings.transport_options()
     policy = outbox.RetryPolicy.from_values(settings.values())
     with create_transport(kind, options) as transport:
@@ -566,6 +608,8 @@ def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> ou
         replay_spooled(store)
     except StoreError:
         pass  # still busy: the spool waits for the next command
+    close_replaced(store)
+    materialize(store)
     kind, options = settings.transport_options()
     policy = outbox.RetryPolicy.from_values(settings.values())
     with create_transport(kind, options) as transport:

@@ -24,12 +24,16 @@ def configured(store, address="http://127.0.0.1:9", **env):
 
 
 def queued(store):
+    runs.close_replaced(store)  # what the compile service and flush do with replaced runs ...
+    runs.materialize(store)  # ... and with recorded transitions
     return [(r["job_name"], r["event_type"]) for r in outbox.pending(store)]
 
 
 def payloads(store):
     import json
 
+    runs.close_replaced(store)
+    runs.materialize(store)
     return [json.loads(r["payload"]) for r in store.rows("SELECT payload FROM outbox ORDER BY id")]
 
 
@@ -174,7 +178,8 @@ def test_resubmission_starts_a_new_run(store):
     second = runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
     assert first != second
     assert runs.record_state(store, "app", "RUNNING") == "RUNNING"
-    assert [(p["run"]["runId"], p["eventType"]) for p in payloads(store)] == [
+    # order holds per run (the outbox's contract); the replaced run's ABORT went in once
+    assert sorted(((p["run"]["runId"], p["eventType"]) for p in payloads(store)), key=lambda k: k[0] != first) == [
         (first, "START"),
         (first, "ABORT"),
         (second, "START"),
