@@ -21,7 +21,7 @@ import os
 import sys
 
 from planlineage.emitter.store import Store, StoreError
-from planlineage.lifecycle import runs
+from planlineage.lifecycle import delivery, runs
 from planlineage.settings import Settings, is_configured
 
 EXIT_OK = 0
@@ -252,7 +252,7 @@ def cmd_flush(args) -> None:
     store = _recovered_store(args.timeout)
     if store is None:
         return
-    report = runs.flush(store, Settings(store), deadline_seconds=max(0.05, time_left(args.timeout)))
+    report = delivery.flush(store, Settings(store), deadline_seconds=max(0.05, time_left(args.timeout)))
     _hand_over(store, report)
     if report is not None and args.verbose:
         print(
@@ -292,7 +292,7 @@ def cmd_outbox(args) -> None:
     count = outbox.retry(store, args.run_id)
     print(f"{count} lineage event(s) put back in line", file=sys.stderr)
     if configured and count:
-        report = runs.flush(store, Settings(store), deadline_seconds=args.timeout)
+        report = delivery.flush(store, Settings(store), deadline_seconds=args.timeout)
         if report is not None:
             print(outbox.describe(report), file=sys.stderr)
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from planlineage.emitter.store import Store
-from planlineage.lifecycle import runner
+from planlineage.lifecycle import runner, spool
 
 log = logging.getLogger("planlineage.worker")
 
@@ -123,7 +123,7 @@ def recover(store: Store, undelivered: bool = False) -> bool:
     """Called by every later command: restart the service when jobs wait (or, ``undelivered``,
     events the command could not deliver within its bound) and none runs."""
     try:
-        if undelivered or runner.queued_jobs(store) or any((store.path.parent / "spool").glob("*.json")):
+        if undelivered or runner.queued_jobs(store) or spool.waiting(store):
             return ensure_running(store)
     except Exception as error:  # fail-open
         log.warning("planlineage: compile service not restarted: %s", type(error).__name__)
@@ -312,7 +312,7 @@ class Service:
             return False
 
     def _deliver_loop(self) -> None:
-        from planlineage.lifecycle import runs
+        from planlineage.lifecycle import delivery
         from planlineage.settings import Settings
 
         while not self.stopping.is_set():
@@ -321,7 +321,7 @@ class Service:
             self.deliver_wanted.clear()
             self.busy_delivering = True
             try:
-                report = runs.deliver_for(self.store, Settings(self.store), runner.flush_budget())
+                report = delivery.deliver_for(self.store, Settings(self.store), runner.flush_budget())
                 if report is not None and report.stopped:
                     self.unavailable_at = time.monotonic()
             finally:
@@ -333,7 +333,7 @@ class Service:
         from planlineage.lifecycle import runs
 
         try:
-            if any((self.store.path.parent / runs.SPOOL).glob("*.json")) and runs.replay_spooled(self.store):
+            if spool.waiting(self.store) and runs.replay_spooled(self.store):
                 self.deliver_wanted.set()
                 self.last_work = time.monotonic()
         except (OSError, StoreError):

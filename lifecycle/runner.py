@@ -4,7 +4,7 @@ Library entry points (``submit`` and the StreamPark watcher drive the lifecycle 
 
 * :func:`submit_job` — record a new run and queue its compile; the run id (None: not configured).
 * :func:`planlineage.lifecycle.runs.record_state` — a platform state report.
-* :func:`planlineage.lifecycle.runs.flush` — deliver what is pending within a deadline.
+* :func:`planlineage.lifecycle.delivery.flush` — deliver what is pending within a deadline.
 
 A queued compile is a job file ``$PLANLINEAGE_HOME/jobs/<runId>.json`` (0600 in a 0700 folder:
 it holds the raw SQL the compile needs, so it is written atomically, never left half-written,

@@ -29,9 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import sqlite3
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -39,8 +37,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from planlineage.emitter import outbox
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES, new_run_id
 from planlineage.emitter.store import Store, StoreError, utc_now
-from planlineage.emitter.transports import TransportConfigError, create_transport
+from planlineage.emitter.transports import TransportConfigError
 from planlineage.emitter.transports.base import scrub, short
+from planlineage.lifecycle import spool
 from planlineage.settings import Settings
 
 if TYPE_CHECKING:  # the models load pydantic (~0.1 s), which recording a submission does not need
@@ -436,40 +435,16 @@ def record_state(
     except StoreError as problem:
         if "locked" not in str(problem) and "busy" not in str(problem):
             raise
-        _spool(store, app_id, platform_state, error, when)
+        spool.put(store, app_id, platform_state, scrub(error) if error else None, when)
         return event_for_state(platform_state)
 
 
-SPOOL = "spool"
-
-
-def _spool(store: Store, app_id: str, platform_state: str, error: str | None, when: str) -> None:
-    from planlineage.home import make_private_dir, write_private
-
-    folder = make_private_dir(store.path.parent / SPOOL)
-    report = {"app_id": app_id, "state": platform_state, "error": scrub(error) if error else None, "time": when}
-    write_private(folder / f"{time.time_ns():020d}-{os.getpid()}.json", json.dumps(report).encode("utf-8"))
+SPOOL = spool.FOLDER
 
 
 def replay_spooled(store: Store) -> int:
-    """Record spooled state reports oldest first (stops at the first that still cannot be
-    recorded, so order holds); how many were recorded."""
-    folder = store.path.parent / SPOOL
-    try:
-        waiting = sorted(folder.glob("*.json"))
-    except OSError:
-        return 0
-    done = 0
-    for path in waiting:
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            path.unlink(missing_ok=True)
-            continue
-        _record_state(store, report["app_id"], report["state"], report.get("error"), report["time"])
-        path.unlink(missing_ok=True)
-        done += 1
-    return done
+    """Record spooled state reports oldest first (see :mod:`.spool`); how many."""
+    return spool.replay(store, _record_state)
 
 
 def _record_state(store: Store, app_id: str, platform_state: str, error: str | None, when: str) -> str | None:
@@ -576,44 +551,3 @@ def set_redacted_sql(store: Store, app_id: str, run_id: str, sql: str, limit: in
             )
         )
     )
-
-
-@fail_open("lineage delivery")
-def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.FlushReport | None:
-    """Deliver with the outbox's backoff until nothing is pending or ``budget`` seconds have
-    passed (the detached runner's delivery); one log line if something stays behind."""
-    if not settings.configured() or not store.exists():
-        return None
-    close_replaced(store)
-    materialize(store)
-    kind, options = settings.transport_options()
-    policy = outbox.RetryPolicy.from_values(settings.values())
-    with create_transport(kind, options) as transport:
-        report = outbox.deliver_until(store, transport, budget, policy=policy)
-    if report is not None and (report.stopped or report.timed_out or report.parked or report.remaining):
-        log.warning("planlineage: %s", outbox.describe(report))
-    return report
-
-
-@fail_open("lineage delivery")
-def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> outbox.FlushReport | None:
-    """Deliver what is pending with the configured transport, within ``deadline_seconds``.
-
-    Logs one line when something stays behind; ``None`` when not configured or on a problem.
-    """
-    end = time.monotonic() + deadline_seconds  # loading the transport counts against it too
-    if not settings.configured() or not store.exists():
-        return None
-    try:
-        replay_spooled(store)
-    except StoreError:
-        pass  # still busy: the spool waits for the next command
-    close_replaced(store)
-    materialize(store)
-    kind, options = settings.transport_options()
-    policy = outbox.RetryPolicy.from_values(settings.values())
-    with create_transport(kind, options) as transport:
-        report = outbox.deliver_pending(store, transport, max(0.0, end - time.monotonic()), policy=policy)
-    if report.stopped or report.timed_out or report.parked:
-        log.warning("planlineage: %s", outbox.describe(report))
-    return report

@@ -11,7 +11,7 @@ from gravitino_server import GravitinoTestServer, MarquezGraph
 
 from planlineage.emitter import events as ev
 from planlineage.emitter.store import Store
-from planlineage.lifecycle import runs
+from planlineage.lifecycle import delivery, runs
 from planlineage.settings import Settings
 
 SPARK_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.30.0/integration/spark"
@@ -65,7 +65,7 @@ def test_flink_and_spark_events_for_the_same_tables_make_one_node_per_table():
         settings = Settings(store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": srv.address})
         runs.record_submission(store, "app-1", "orders-etl", single_sink_lineage(), "INSERT …", settings)
         runs.record_state(store, "app-1", "RUNNING")
-        assert runs.flush(store, settings).delivered == 2
+        assert delivery.flush(store, settings).delivered == 2
         for event in spark_events([hive_table("sales", "orders_clean")], [hive_table("sales", "daily_revenue")]):
             assert httpx.post(f"{srv.address}/api/lineage", json=event).status_code == 201
         graph = MarquezGraph().apply_all(srv.events)

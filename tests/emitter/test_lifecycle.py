@@ -11,7 +11,7 @@ from gravitino_server import GravitinoTestServer
 from planlineage.emitter import events as ev
 from planlineage.emitter import outbox
 from planlineage.emitter.store import Store
-from planlineage.lifecycle import runs
+from planlineage.lifecycle import delivery, runs
 from planlineage.settings import Settings
 
 SQL = "INSERT INTO sink SELECT * FROM orders"
@@ -42,7 +42,7 @@ def test_nothing_until_configured(store, private_home):
     assert runs.record_submission(store, "app-1", "job", single_sink_lineage(), SQL, settings) is None
     assert runs.record_pending_submission(store, "app-1", "job", SQL, settings) is None
     assert runs.record_state(store, "app-1", "RUNNING") is None
-    assert runs.flush(store, settings) is None
+    assert delivery.flush(store, settings) is None
     assert not private_home.exists()
 
 
@@ -192,12 +192,12 @@ def test_state_queued_while_start_is_undelivered_goes_out_after_it(store):
         settings = configured(store, address=srv.address)
         srv.down()
         runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
-        report = runs.flush(store, settings, deadline_seconds=2)
+        report = delivery.flush(store, settings, deadline_seconds=2)
         assert report.delivered == 0 and report.remaining == 1
         runs.record_state(store, "app", "RUNNING")
         runs.record_state(store, "app", "FINISHED")
         srv.up()
-        report = runs.flush(store, settings, deadline_seconds=5)
+        report = delivery.flush(store, settings, deadline_seconds=5)
         assert report.delivered == 3
         assert [e["eventType"] for e in srv.events] == ["START", "RUNNING", "COMPLETE"]
 
@@ -207,7 +207,7 @@ def test_flush_uses_the_configured_token(store):
     with GravitinoTestServer(token=token) as srv:
         settings = configured(store, address=srv.address, token=token)
         runs.record_submission(store, "app", "etl", single_sink_lineage(), SQL, settings)
-        assert runs.flush(store, settings).delivered == 1
+        assert delivery.flush(store, settings).delivered == 1
         assert srv.requests[0].headers["Authorization"] == f"Bearer {token}"
 
 
@@ -242,7 +242,7 @@ def test_flush_with_a_broken_transport_setting_fails_open(store, caplog):
         store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9", "PLANLINEAGE_LINEAGE_TRANSPORT": "file"}
     )
     caplog.set_level(logging.WARNING, logger="planlineage")
-    assert runs.flush(store, bad) is None  # file transport without a file: not configured
+    assert delivery.flush(store, bad) is None  # file transport without a file: not configured
     assert outbox.count_pending(store) == 1
 
 

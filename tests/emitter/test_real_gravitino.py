@@ -14,7 +14,7 @@ import pytest
 from emitter_fixtures import two_sink_lineage
 
 from planlineage.emitter import outbox
-from planlineage.lifecycle import runs
+from planlineage.lifecycle import delivery, runs
 from planlineage.settings import Settings
 
 IMAGE = os.environ.get("PLANLINEAGE_GRAVITINO_IMAGE", "apache/gravitino:1.3.0")
@@ -54,6 +54,6 @@ def test_statement_set_scenario_is_accepted_by_real_gravitino(gravitino, store):
     assert run_id
     assert runs.record_state(store, "app-1", "RUNNING") == "RUNNING"
     assert runs.record_state(store, "app-1", "FINISHED") == "COMPLETE"
-    report = runs.flush(store, settings, deadline_seconds=30)
+    report = delivery.flush(store, settings, deadline_seconds=30)
     assert report is not None and report.ok
     assert outbox.pending(store) == [] and outbox.parked(store) == []

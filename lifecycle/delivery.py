@@ -1,0 +1,60 @@
+"""Delivery of the lifecycle's events: what ``state``/``flush`` and the compile service call.
+
+Before delivering, the runs a resubmission replaced are closed and recorded transitions are
+turned into events (:mod:`.runs`); then the outbox sends what is due with its retry policy
+(``lineage.retry-*``).  Fail-open: a problem is one log line and ``None``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from planlineage.emitter import outbox
+from planlineage.emitter.store import Store, StoreError
+from planlineage.emitter.transports import create_transport
+from planlineage.lifecycle.runs import close_replaced, fail_open, materialize, replay_spooled
+from planlineage.settings import Settings
+
+log = logging.getLogger("planlineage.emitter")
+
+
+@fail_open("lineage delivery")
+def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.FlushReport | None:
+    """Deliver with the outbox's backoff until nothing is pending or ``budget`` seconds have
+    passed (the detached runner's delivery); one log line if something stays behind."""
+    if not settings.configured() or not store.exists():
+        return None
+    close_replaced(store)
+    materialize(store)
+    kind, options = settings.transport_options()
+    policy = outbox.RetryPolicy.from_values(settings.values())
+    with create_transport(kind, options) as transport:
+        report = outbox.deliver_until(store, transport, budget, policy=policy)
+    if report is not None and (report.stopped or report.timed_out or report.parked or report.remaining):
+        log.warning("planlineage: %s", outbox.describe(report))
+    return report
+
+
+@fail_open("lineage delivery")
+def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> outbox.FlushReport | None:
+    """Deliver what is pending with the configured transport, within ``deadline_seconds``.
+
+    Logs one line when something stays behind; ``None`` when not configured or on a problem.
+    """
+    end = time.monotonic() + deadline_seconds  # loading the transport counts against it too
+    if not settings.configured() or not store.exists():
+        return None
+    try:
+        replay_spooled(store)
+    except StoreError:
+        pass  # still busy: the spool waits for the next command
+    close_replaced(store)
+    materialize(store)
+    kind, options = settings.transport_options()
+    policy = outbox.RetryPolicy.from_values(settings.values())
+    with create_transport(kind, options) as transport:
+        report = outbox.deliver_pending(store, transport, max(0.0, end - time.monotonic()), policy=policy)
+    if report.stopped or report.timed_out or report.parked:
+        log.warning("planlineage: %s", outbox.describe(report))
+    return report
