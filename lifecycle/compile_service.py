@@ -104,10 +104,15 @@ def is_running(store: Store) -> bool:
     return False
 
 
+_started: set[str] = set()  # homes this process already started a service for
+
+
 def ensure_running(store: Store) -> bool:
     """Start the service of this home unless it runs; True when it had to be started."""
-    if is_running(store):
-        return False
+    home = str(store.path.parent)
+    if home in _started or is_running(store):
+        return False  # (one this process started may not hold its lock yet: do not start two)
+    _started.add(home)
     subprocess.Popen(
         [sys.executable, "-m", "planlineage", COMMAND, "--home", str(store.path.parent)],
         stdin=subprocess.DEVNULL,

@@ -204,8 +204,10 @@ def test_concurrent_submit_and_state_nothing_lost_or_duplicated(cli, server, tmp
 
 
 def _kill_worker_mid_compile(cli, tmp_path):
-    pid = wait_for(lambda: next(iter(cli.workers()), None), what="a compile service")
-    wait_for(lambda: (tmp_path / f"compiling.{pid}").exists(), what="the compile to start")
+    pid = wait_for(
+        lambda: next((p for p in cli.workers() if (tmp_path / f"compiling.{p}").exists()), None),
+        what="a compile service compiling",
+    )
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: pid not in cli.workers(), what="the worker to die")
 
