@@ -132,6 +132,8 @@ def main() -> int:
         if options.planners:
             subprocess.run([*cli, "settings", "set", "lineage.compile-planners", str(options.planners)], env=env)
         baseline = [run_measured([sys.executable, "-c", "pass"], env) for _ in range(10)]
+        with ThreadPoolExecutor(options.apps) as pool:  # the same concurrency, doing nothing
+            baseline_concurrent = list(pool.map(lambda _: run_measured([sys.executable, "-c", "pass"], env), apps))
         seen: list[int] = []
         stop = threading.Event()
 
@@ -194,6 +196,7 @@ def main() -> int:
         f"{options.apps} apps, Flink {options.flink_version}"
     )
     print(f"interpreter start (python -c pass): {figures(baseline)}")
+    print(f"interpreter start x{options.apps} concurrent: {figures(baseline_concurrent)}")
     print(f"submit x{options.apps} concurrent:      {figures(submits)}")
     print(f"state RUNNING x{options.apps} (compiling): {figures(running)}")
     print(f"state FINISHED x{options.apps}:        {figures(finished)}")
