@@ -41,7 +41,6 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -345,6 +344,8 @@ class Service:
             pass  # still busy: next round
 
     def serve(self, nice: int) -> None:
+        from concurrent.futures import ThreadPoolExecutor  # here: submit imports this module too
+
         self.deliver_wanted.set()  # started for undelivered events too: deliver them first
         threading.Thread(target=self._deliver_loop, daemon=True).start()
 
