@@ -206,6 +206,13 @@ def read_state(store_path: Path | None = None) -> StateRuns:
         ) from None
     from planlineage.settings import Settings
 
+    if not stored:  # settings live in their own file next to the store (a version-1 store held them)
+        from planlineage.emitter.store import Store
+
+        try:
+            stored = Settings(Store(path)).stored()
+        except Exception:
+            stored = {}
     result.rules = Settings(store=None, environ=None).source("lineage.rules", _stored=stored)[0]
     result.runs = len(rows)
     for row in rows:

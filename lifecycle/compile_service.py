@@ -113,7 +113,9 @@ def ensure_running(store: Store) -> bool:
         return False  # (one this process started may not hold its lock yet: do not start two)
     _started.add(home)
     subprocess.Popen(
-        [sys.executable, "-m", "planlineage", COMMAND, "--home", str(store.path.parent)],
+        # -P: never let a `planlineage/` folder in the platform's working directory (a source
+        # checkout, say) shadow the installed package.
+        [sys.executable, "-P", "-m", "planlineage", COMMAND, "--home", str(store.path.parent)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

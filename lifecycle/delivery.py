@@ -19,6 +19,20 @@ from planlineage.settings import Settings
 log = logging.getLogger("planlineage.emitter")
 
 
+@fail_open("lineage delivery", fallback=False)
+def has_work(store: Store) -> bool:
+    """Whether a flush has something to do: events not delivered, transitions not yet events,
+    replaced runs not yet closed."""
+    if not store.exists():
+        return False
+    query = (
+        "SELECT EXISTS (SELECT 1 FROM outbox WHERE status = 'pending') "
+        "OR EXISTS (SELECT 1 FROM runs WHERE lineage IS NOT NULL AND pending != '[]') "
+        "OR EXISTS (SELECT 1 FROM closing)"
+    )
+    return bool(store.read(lambda c: c.execute(query).fetchone()[0], default=False))
+
+
 @fail_open("lineage delivery")
 def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.FlushReport | None:
     """Deliver with the outbox's backoff until nothing is pending or ``budget`` seconds have

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from planlineage.emitter import outbox
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
 from planlineage.emitter.store import Store, StoreError
-from planlineage.lifecycle import runner, runs
+from planlineage.lifecycle import compile_service, delivery, runner, runs
 from planlineage.settings import Settings
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger, reads, spark
 from planlineage.streampark import jars as job_jars
@@ -206,8 +206,8 @@ class Watcher:
                 f"skipped:{skipped}",
                 f"{skipped} SQL/Spark app(s) not reported (--verbose or `watch --check` says which and why)",
             )
-        if outbox.count_pending(self.store):
-            runs.flush(self.store, self.settings, deadline_seconds=POLL_FLUSH_SECONDS)
+        if delivery.has_work(self.store):
+            delivery.flush(self.store, self.settings, deadline_seconds=POLL_FLUSH_SECONDS)
 
     def _log_readable(self, schema: Schema) -> bool:
         if schema.log_readable:
@@ -337,7 +337,7 @@ class Watcher:
 
     def compiling(self) -> int:
         """Runs whose compile is still under way; says which compiles were dropped."""
-        runner.recover(self.store)  # restarts compiles whose worker died, as `state`/`flush` do
+        compile_service.recover(self.store)  # restarts a killed compile service, as `state`/`flush` do
         left = 0
         for item in ledger.compiles(self.store, self.key):
             run = runs.current_run(self.store, item["app_key"])
@@ -359,7 +359,9 @@ class Watcher:
         end = time.monotonic() + timeout
         while True:
             left = self.compiling()
-            report = runs.flush(self.store, self.settings, deadline_seconds=max(0.5, min(5.0, end - time.monotonic())))
+            report = delivery.flush(
+                self.store, self.settings, deadline_seconds=max(0.5, min(5.0, end - time.monotonic()))
+            )
             pending = outbox.count_pending(self.store)
             if left == 0 and pending == 0:
                 return True

@@ -140,6 +140,7 @@ class Watch:
             PLANLINEAGE_HOME=str(home),
             PLANLINEAGE_WORKER_DIR=worker_dir,
             PLANLINEAGE_WORKER_FLUSH_SECONDS="3",
+            PLANLINEAGE_COMPILE_IDLE_SECONDS="0.5",
             PLANLINEAGE_LINEAGE_ADDRESS=gravitino.address,
             PLANLINEAGE_STREAMPARK_PASSWORD=WATCH_PASSWORD,
         )
@@ -220,7 +221,7 @@ def watch(tmp_path, gravitino, worker_dir):
 
 
 def _kill_workers(home: Path) -> None:
-    """Never leave a lineage worker of this test behind."""
+    """Never leave a compile service of this test behind."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -228,8 +229,8 @@ def _kill_workers(home: Path) -> None:
             cmdline = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"_worker" in cmdline and str(home).encode() in cmdline:
-            try:  # a worker leads its own session: its planner child goes with it
+        if b"_compile-service" in cmdline and str(home).encode() in cmdline:
+            try:  # the service leads its own session: its planner children go with it
                 os.killpg(int(proc.name), signal.SIGKILL)
             except OSError:
                 pass
