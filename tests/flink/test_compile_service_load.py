@@ -149,6 +149,9 @@ def test_killed_service_leaves_no_jvm_and_is_restarted_by_the_next_command(cli):
         [service] = services(cli.home)
         jvms = planner_jvms(cli.home)
         assert jvms
+        nice = [int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[16]) for p in jvms]
+        assert all(n >= 10 for n in nice), nice  # the planners yield to the platform
+        assert int(Path(f"/proc/{service}/stat").read_text().rsplit(")", 1)[1].split()[16]) == 0  # its writer not
         os.kill(service, signal.SIGKILL)  # mid-compile
         deadline = time.monotonic() + 30
         while any(Path(f"/proc/{p}").exists() for p in jvms) and time.monotonic() < deadline:
