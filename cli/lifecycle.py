@@ -176,6 +176,8 @@ def cmd_submit(args) -> None:
         flink_version=args.flink_version,
         jars=jars,
         error=error,
+        engine=args.engine,  # Spark SQL (issue 14): extracted with planlineage.spark
+        spark_version=args.spark_version,
     )
     if run_id is not None and error:
         warn(f"no lineage for application {args.app_id}: {error}")

@@ -290,7 +290,10 @@ class Service:
         slot = None
         try:
             if job.get("error") is None:
-                slot = self.pool.acquire(job.get("flink_version"))
+                # A Spark compile starts its own JVM: it takes a place in the pool too (its slot
+                # is never asked to compile, so it starts no Flink planner).
+                spark = job.get("engine") == "spark"
+                slot = self.pool.acquire(f"spark-{job.get('spark_version')}" if spark else job.get("flink_version"))
             runner.compile_job(self.store, job, planner=slot)
         finally:
             if slot is not None:

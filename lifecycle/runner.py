@@ -91,7 +91,8 @@ def start(store: Store, job: dict[str, Any]) -> None:
 
     ``job``: ``app_id``, ``run_id`` (from :func:`runs.record_pending_submission`), ``job_name``,
     ``flink_version`` (None: the default), ``jars`` (absolute paths), ``sql`` (raw), ``error``
-    (a reason not to compile: the run is then abandoned with it).
+    (a reason not to compile: the run is then abandoned with it), ``engine`` (``flink`` or
+    ``spark``, with ``spark_version``).
     """
     from planlineage.home import make_private_dir
     from planlineage.lifecycle import compile_service
@@ -111,6 +112,8 @@ def submit_job(
     flink_version: str | None = None,
     jars: list[str] | None = None,
     error: str | None = None,
+    engine: str = "flink",
+    spark_version: str | None = None,
 ) -> str | None:
     """Record a new run of ``app_id`` (ending an open previous run with ABORT) and queue its
     compile; the new run id, or None when lineage is not configured or nothing could be recorded.
@@ -133,6 +136,8 @@ def submit_job(
             "jars": list(jars or []),
             "sql": sql,
             "error": error,
+            "engine": engine,
+            "spark_version": spark_version,
         },
     )
     return run_id
@@ -205,15 +210,25 @@ def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float 
             sql = job.get("sql") or ""
             try:
                 runs.set_redacted_sql(store, app_id, run_id, _redacted_sql(sql), _sql_limit(settings))
-                lineage = extraction.extract(
-                    sql,
-                    flink_version=job.get("flink_version"),
-                    jars=job.get("jars") or [],
-                    identity=_identity(settings),
-                    planner=planner,
-                    timeout=timeout or job_timeout(),
-                    columns=True,
-                )  # events carry the columnLineage facet
+                if job.get("engine") == "spark":  # Spark SQL: Spark's own parser (planlineage.spark)
+                    from planlineage import spark
+
+                    lineage = spark.extract(
+                        sql,
+                        spark_version=job.get("spark_version"),
+                        identity=_identity(settings),
+                        timeout=timeout or job_timeout(),
+                    )
+                else:
+                    lineage = extraction.extract(
+                        sql,
+                        flink_version=job.get("flink_version"),
+                        jars=job.get("jars") or [],
+                        identity=_identity(settings),
+                        planner=planner,
+                        timeout=timeout or job_timeout(),
+                        columns=True,
+                    )  # events carry the columnLineage facet
             except Exception as error:
                 # ExtractError / ProvisionError / PlannerError / ConfigError messages are redacted
                 reason = f"{type(error).__name__}: {error}"
