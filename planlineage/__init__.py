@@ -1,3 +1,42 @@
 """planlineage: OpenLineage for Flink SQL and Spark jobs submitted through a platform."""
 
 __version__ = "0.1.0"
+
+
+def _map_checkout_folders() -> None:
+    """Make this folder of a source checkout behave like the installed package.
+
+    Installed, setup.py maps the checkout's sibling folders (cli/, planner/, flink-versions/, ...)
+    into this package. When this folder itself is imported instead (``python -m planlineage``
+    run from the checkout's root puts the working directory first on sys.path), the same
+    mapping is applied here, read from setup.py, so that the command works from anywhere.
+    """
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    setup = here.parent / "setup.py"
+    if (here / "cli").is_dir() or not setup.is_file():
+        return  # installed (the subpackages are inside), or not a checkout
+    import ast
+    import importlib.abc
+    import importlib.util
+
+    folders: dict[str, Path] = {}
+    for node in ast.walk(ast.parse(setup.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FOLDERS" for t in node.targets):
+            folders = {name: here.parent / folder for name, folder in ast.literal_eval(node.value).items()}
+
+    class CheckoutFolders(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path=None, target=None):
+            folder = folders.get(fullname)
+            if folder is None or fullname == __name__:
+                return None
+            return importlib.util.spec_from_file_location(
+                fullname, folder / "__init__.py", submodule_search_locations=[str(folder)]
+            )
+
+    sys.meta_path.insert(0, CheckoutFolders())
+
+
+_map_checkout_folders()
