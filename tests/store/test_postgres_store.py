@@ -84,6 +84,7 @@ def test_migrations_create_only_the_own_schema_and_run_once(postgres, pg_url, pr
         database,
     ).split()
     assert tables == [
+        "planlineage.closing",
         "planlineage.compile_jobs",
         "planlineage.leaders",
         "planlineage.outbox",
