@@ -110,6 +110,10 @@ _started: set[str] = set()  # homes this process already started a service for
 
 def ensure_running(store: Store) -> bool:
     """Start the service of this home unless it runs; True when it had to be started."""
+    if getattr(store, "shared", False):
+        from planlineage.home import make_private_dir
+
+        make_private_dir(store.path.parent)  # the node's home holds the lock: no state file made it
     home = str(store.path.parent)
     if home in _started or is_running(store):
         return False  # (one this process started may not hold its lock yet: do not start two)

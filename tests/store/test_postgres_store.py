@@ -164,14 +164,17 @@ def test_four_concurrent_flushers_deliver_each_event_once_in_run_order(pg_url, p
 
 def test_compile_job_lease_expires_and_is_claimed_once(pg_url, private_home):
     store = PostgresStore(pg_url, private_home)
-    compile_jobs.put(store, {"run_id": "r1", "app_id": "a1", "sql": "x"}, "node-a:1:aa", lease=0.5)
+    compile_jobs.put(store, {"run_id": "r1", "app_id": "a1", "sql": "x"})
+    assert compile_jobs.expired(store) == 1  # new: waits for any node's service
+    job, attempt = compile_jobs.claim_next(store, "node-a:1:aa", 0.6)
+    assert job["app_id"] == "a1" and attempt == 1
     assert compile_jobs.expired(store) == 0
-    assert compile_jobs.claim_next(store, "node-b:2:bb", 10) is None  # still leased to node-a
-    leases = status.collect(store)["leases"]
-    assert leases == {"node-a": {"compile": 1}}
-    time.sleep(0.7)
+    assert compile_jobs.claim_next(store, "node-b:2:bb", 10) is None  # leased to node-a
+    assert status.collect(store)["leases"] == {"node-a": {"compile": 1}}
+    assert compile_jobs.renew_all(store, "node-a:1:aa", 0.6) == 1
+    assert compile_jobs.renew_all(store, "node-c:3:cc", 10) == 0
+    time.sleep(0.8)  # node-a died: no more renewals
     assert compile_jobs.expired(store) == 1
-    assert not compile_jobs.renew(store, "r1", "node-c:3:cc", 10)
     results = []
     threads = [
         threading.Thread(
@@ -185,7 +188,7 @@ def test_compile_job_lease_expires_and_is_claimed_once(pg_url, private_home):
         thread.join()
     claimed = [r for r in results if r is not None]
     assert len(claimed) == 1 and claimed[0][0]["app_id"] == "a1" and claimed[0][1] == 2
-    assert compile_jobs.take(store, "r1", "node-a:1:aa", 10) is None  # the dead node's lease is gone
+    assert compile_jobs.renew_all(store, "node-a:1:aa", 10) == 0  # the dead node's lease is gone
     compile_jobs.finish(store, "r1")
     assert compile_jobs.expired(store) == 0
 

@@ -60,6 +60,19 @@ def nodes(tmp_path, pg_url, server):
                 pass
 
 
+def settled(server, runs: int, per_run: int, nodes=()) -> dict[str, list[str]]:
+    """The events per run once ``runs`` runs have ``per_run`` events each: a command that ran out
+    of its bound hands delivery to its node's compile service, which finishes it just after."""
+    wait_for(
+        lambda: len(events_of(server)) == runs and all(len(v) >= per_run for v in events_of(server).values()),
+        30,
+        what=f"{runs} run(s) with {per_run} events",
+    )
+    for node in nodes:
+        node.wait_workers(60)
+    return events_of(server)
+
+
 def events_of(server, app_job: str = "etl") -> dict[str, list[str]]:
     order: dict[str, list[str]] = {}
     for event in server.events:
@@ -84,8 +97,7 @@ def test_a_run_begun_on_one_node_is_ended_on_the_other(nodes, server):
     wait_for(lambda: events_of(server), what="START from node a's worker")
     b.state("app-1", "RUNNING")
     b.state("app-1", "FINISHED")
-    a.wait_workers()
-    assert list(events_of(server).values()) == [["START", "RUNNING", "COMPLETE"]]
+    assert list(settled(server, 1, 3, (a, b)).values()) == [["START", "RUNNING", "COMPLETE"]]
     assert set(server.keys().values()) == {1}
     status = json.loads(b.ok("store", "status", "--json").stdout)
     assert status["backend"] == "postgresql" and status["runs"] == {"FINISHED": 1}
@@ -121,7 +133,7 @@ def test_ten_runs_over_both_nodes_flushed_by_both_at_once_are_delivered_exactly_
         thread.start()
     for thread in flushes:
         thread.join()
-    order = events_of(server)
+    order = settled(server, 10, 3, (a, b))
     assert len(order) == 10 and all(seen == ["START", "RUNNING", "COMPLETE"] for seen in order.values())
     assert set(server.keys().values()) == {1} and len(server.keys()) == 30
     assert json.loads(b.ok("store", "status", "--json").stdout)["outbox"] == {"pending": 0, "parked": 0}
@@ -147,7 +159,7 @@ def test_a_node_killed_mid_compile_is_finished_by_the_other_after_its_lease(node
     wait_for(lambda: list(b.tmp.glob("compiling.*")), what="node b's compile")
     b.wait_workers(60)
     b.state("app-k", "FINISHED")
-    assert list(events_of(server).values()) == [["START", "RUNNING", "COMPLETE"]]
+    assert list(settled(server, 1, 3, (a, b)).values()) == [["START", "RUNNING", "COMPLETE"]]
     status = json.loads(a.ok("store", "status", "--json").stdout)
     assert status["leases"] == {} and status["compile_jobs_expired"] == 0
 
@@ -173,7 +185,7 @@ def test_database_restart_mid_run_loses_nothing_and_fails_open_meanwhile(nodes, 
     finally:
         postgres.start()
     b.state("app-r", "FINISHED")  # replays the spooled RUNNING first, with its original time
-    assert list(events_of(server).values()) == [["START", "RUNNING", "COMPLETE"]]
+    assert list(settled(server, 1, 3, (a, b)).values()) == [["START", "RUNNING", "COMPLETE"]]
     running = next(e for e in server.events if e["eventType"] == "RUNNING")
     complete = next(e for e in server.events if e["eventType"] == "COMPLETE")
     assert running["eventTime"] < complete["eventTime"]
