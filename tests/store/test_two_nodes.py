@@ -200,3 +200,19 @@ def test_store_status_and_migrate_from_the_cli(nodes):
     text = a.ok("store", "status").stdout.decode()
     assert "backend         PostgreSQL postgresql://postgres:***@127.0.0.1" in text
     assert "leader          none" in text
+
+
+def test_a_node_pointed_at_the_store_by_its_settings_file_shares_everything(nodes, server, tmp_path, pg_url):
+    c = Node(tmp_path, "node-c", pg_url)
+    del c.env["PLANLINEAGE_STORE"]
+    assert c("settings", "get", "lineage.address").returncode == 1  # its own SQLite: nothing set
+    shown = c.ok("settings", "set", "lineage.store", pg_url).stdout.decode()
+    assert shown.strip() == f"lineage.store = {pg_url.replace(PASSWORD, '***')}"
+    assert c.ok("settings", "get", "lineage.store").stdout.decode().strip() == pg_url.replace(PASSWORD, "***")
+    assert c.ok("settings", "get", "lineage.address").stdout.decode().strip() == server.address
+    assert "(local)" in c.ok("settings", "list").stdout.decode()
+    stored = json.loads((c.home / "settings.json").read_text())["settings"]
+    assert stored == {"lineage.store": pg_url}  # the node's file holds only what is per node
+    assert oct((c.home / "settings.json").stat().st_mode & 0o777) == "0o600"
+    bad = c("settings", "set", "lineage.store", f"mysql://u:{PASSWORD}@h/d")
+    assert bad.returncode == 2 and b"not supported" in bad.stderr and PASSWORD.encode() not in bad.stderr
