@@ -126,7 +126,8 @@ def test_ten_runs_over_both_nodes_flushed_by_both_at_once_are_delivered_exactly_
     for thread in threads:
         thread.join()
     status = json.loads(a.ok("store", "status", "--json").stdout)
-    assert status["outbox"]["pending"] == 30 and status["runs"] == {"FINISHED": 10}
+    # recorded on the shared store; turned into events by a compile service or the flushes below
+    assert status["runs"] == {"FINISHED": 10} and server.events == []
     server.up()
     flushes = [threading.Thread(target=node.ok, args=("flush", "--timeout", "20")) for node in (a, b, a, b)]
     for thread in flushes:
