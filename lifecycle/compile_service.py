@@ -309,14 +309,19 @@ class Service:
         runner.write_job(path, job)  # counted before the compile: a death under it is seen
         return job
 
+    def _slot_for(self, job: dict[str, Any]):
+        """The pool place a job compiles in (None: nothing to compile, the run is abandoned)."""
+        if job.get("error") is not None:
+            return None
+        # A Spark compile starts its own JVM: it takes a place in the pool too (its slot is never
+        # asked to compile, so it starts no Flink planner).
+        spark = job.get("engine") == "spark"
+        return self.pool.acquire(f"spark-{job.get('spark_version')}" if spark else job.get("flink_version"))
+
     def _run_one(self, path: Path, job: dict[str, Any]) -> None:
         slot = None
         try:
-            if job.get("error") is None:
-                # A Spark compile starts its own JVM: it takes a place in the pool too (its slot
-                # is never asked to compile, so it starts no Flink planner).
-                spark = job.get("engine") == "spark"
-                slot = self.pool.acquire(f"spark-{job.get('spark_version')}" if spark else job.get("flink_version"))
+            slot = self._slot_for(job)
             runner.compile_job(self.store, job, planner=slot)
         finally:
             if slot is not None:
@@ -379,8 +384,7 @@ class Service:
 
         slot = None
         try:
-            if job.get("error") is None:
-                slot = self.pool.acquire(job.get("flink_version"))
+            slot = self._slot_for(job)
             runner.compile_job(self.store, job, planner=slot)
         finally:
             if slot is not None:
