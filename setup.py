@@ -17,6 +17,7 @@ FOLDERS = {
     "planlineage.lifecycle": "lifecycle",
     "planlineage.streampark": "streampark",  # `planlineage watch`: StreamPark's database -> the lifecycle
     "planlineage.spark": "spark",  # Spark SQL: per-version PySpark venvs, Spark's parser, the walk, naming
+    "planlineage.store": "store",  # the state store backends (SQLite file, shared PostgreSQL), migrations, leases
     "planlineage.flink_versions": "flink-versions",
     "planlineage.doctor": "doctor",  # split datasets across producers: reading events and state, grouping
     "planlineage.graph": "graph",  # the lineage graph: model, layout, HTML and DOT rendering

@@ -20,9 +20,10 @@ import logging
 import os
 import sys
 
-from planlineage.emitter.store import Store, StoreError
+from planlineage.emitter.store import StoreError
 from planlineage.lifecycle import delivery, runs
 from planlineage.settings import Settings, is_configured
+from planlineage.store import open_store
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -76,9 +77,9 @@ def _say_notices() -> None:
 
 def cmd_settings(args) -> int:
     from planlineage import home
-    from planlineage.settings import SETTINGS, SettingError, Settings, masked
+    from planlineage.settings import SettingError, Settings, masked
 
-    settings = Settings(Store())
+    settings = Settings()
     try:
         if args.settings_command == "set":
             raw = args.value
@@ -92,7 +93,7 @@ def cmd_settings(args) -> int:
             value, origin = settings.source(args.key)
             if value is None:
                 return 1
-            print(masked(args.key, value) if SETTINGS[args.key].secret or args.key == "lineage.address" else value)
+            print(masked(args.key, value))  # secrets and URL credentials never printed back
         else:
             for key, (value, origin) in settings.list_masked().items():
                 print(f"{key:<24} {value:<40} ({origin})")
@@ -146,7 +147,7 @@ def _fail_open(fn):
 def cmd_submit(args) -> None:
     if not args.lineage_enable:
         return
-    store = Store()
+    store = open_store()
     settings = Settings(store)
     if not settings.configured():
         return
@@ -207,16 +208,17 @@ def _nothing_to_report(sql: str) -> str | None:
     return None
 
 
-def _configured_store(bound: float | None = None) -> tuple[Store, bool]:
-    # Waiting for another process's write lock counts against the command's bound too.
-    store = Store() if bound is None else Store(busy_timeout=max(0.5, min(5.0, time_left(bound))))
+def _configured_store(bound: float | None = None):
+    # Waiting for another process's write lock (or a connection) counts against the command's bound too.
+    store = open_store(wait=None if bound is None else max(0.5, min(5.0, time_left(bound))))
     if not store.exists():
         return store, False
     return store, Settings(store).configured()
 
 
-def _recovered_store(bound: float) -> Store | None:
-    """The store when lineage is configured, after restarting compiles whose worker died."""
+def _recovered_store(bound: float):
+    """The store when lineage is configured, after restarting compiles whose worker died; None
+    when not configured."""
     store, configured = _configured_store(bound)
     if not configured:
         return None
@@ -228,7 +230,18 @@ def _recovered_store(bound: float) -> Store | None:
 
 @_fail_open
 def cmd_state(args) -> None:
-    store = _recovered_store(STATE_FLUSH_SECONDS)
+    try:
+        store = _recovered_store(STATE_FLUSH_SECONDS)
+    except StoreError as error:
+        store = open_store()  # no connection made: only which store this node uses
+        if not store.shared:
+            raise
+        # The shared store is unreachable (restart, network): record_state keeps the report in this
+        # node's spool; the next state/flush here (or its compile service) records it with its
+        # original time. Nothing is lost, nothing waits.
+        runs.record_state(store, args.app_id, args.state, args.error)
+        warn(f"lineage state of {args.app_id} kept on this node until the store is back ({error})")
+        return
     if store is None:
         return
     if runs.record_state(store, args.app_id, args.state, args.error) is not None:
@@ -239,7 +252,7 @@ def cmd_state(args) -> None:
         compile_service.recover(store, undelivered=True)
 
 
-def _hand_over(store: Store, report) -> None:
+def _hand_over(store, report) -> None:
     """Events this command could not deliver within its bound go with the compile service."""
     if report is None or report.remaining:
         from planlineage.emitter import outbox
@@ -263,7 +276,7 @@ def cmd_flush(args) -> None:
         _print_outbox(store, None, sys.stderr)
 
 
-def _print_outbox(store: Store, run_id: str | None, out) -> int:
+def _print_outbox(store, run_id: str | None, out) -> int:
     from planlineage.emitter import outbox
     from planlineage.emitter.transports.base import short
 
@@ -306,7 +319,7 @@ def _conf(args, merge) -> int:
         data = sys.stdin.buffer.read()
         out = data
         if args.lineage_enable:
-            values = Settings(Store()).list()
+            values = Settings().list()
             if is_configured(values):
                 out = merge(data, values, args)
     except KeyboardInterrupt:

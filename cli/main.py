@@ -324,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     importlib.import_module("planlineage.cli.doctor").add_command(commands)
     importlib.import_module("planlineage.cli.graph").add_command(commands)
     importlib.import_module("planlineage.cli.watch").add_command(commands)
+    importlib.import_module("planlineage.cli.store").add_commands(commands)
     return parser
 
 

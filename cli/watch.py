@@ -17,8 +17,9 @@ def _say(line: str) -> None:
 
 
 def cmd_watch(args) -> int:
-    from planlineage.emitter.store import Store, StoreError
+    from planlineage.emitter.store import StoreError
     from planlineage.settings import Settings
+    from planlineage.store import open_store
     from planlineage.streampark import url
     from planlineage.streampark.connection import SourceError
     from planlineage.streampark.watcher import Options, Watcher, run_forever, selection
@@ -40,7 +41,7 @@ def cmd_watch(args) -> int:
         charset=args.streampark_charset,
         verbose=args.verbose,
     )
-    store = Store()
+    store = open_store()  # the node's store: with a shared one, every node's watcher shares the cursor
     settings = Settings(store)
     if args.check:
         from planlineage.streampark.check import check

@@ -26,8 +26,10 @@ A parked ``access`` or ``capped`` event holds back its run's later events, so or
 Parked events are kept, listed by :func:`listing` (``planlineage outbox list``) and put back in
 line by :func:`retry` (``planlineage outbox retry [--run R]``).
 
-Claims: a pass takes a small batch of rows in one ``BEGIN IMMEDIATE`` transaction by writing its
-own ``claimed_by`` and a lease end (``claim_until``) on them.  Another process only takes rows whose
+Claims: a pass takes a small batch of rows in one transaction by writing its own ``claimed_by``
+(``node:pid:random``) and a lease end (``claim_until``, on the database's clock) on them: on
+SQLite inside ``BEGIN IMMEDIATE``, on PostgreSQL with ``SELECT … FOR UPDATE SKIP LOCKED`` so the
+nodes flushing at once take disjoint rows without waiting for each other.  Another process only takes rows whose
 lease is absent or expired, and never a row of a run whose earlier row is still leased by someone
 else, so two processes flushing at once neither send the same ``(runId, job, eventType)`` twice
 nor send a run's later event before its earlier one.  The lease outlives the pass's deadline, so
@@ -38,16 +40,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from planlineage.emitter.store import Store, lease_clock, utc_now
 from planlineage.emitter.transports.base import Delivered, Rejected, RetryLater, Transport, short
+from planlineage.store.node import new_holder
 
 log = logging.getLogger("planlineage.emitter")
 
@@ -110,7 +111,8 @@ def enqueue_in(conn: sqlite3.Connection, run_id: str, job_name: str, event_type:
     text = payload if isinstance(payload, str) else json.dumps(payload, sort_keys=True)
     seq = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM outbox WHERE run_id = ?", (run_id,)).fetchone()[0]
     cursor = conn.execute(
-        "INSERT OR IGNORE INTO outbox (run_id, seq, event_type, job_name, payload, created) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO outbox (run_id, seq, event_type, job_name, payload, created) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (run_id, job_name, event_type) DO NOTHING",
         (run_id, seq, event_type, job_name, text, utc_now()),
     )
     return cursor.rowcount == 1
@@ -151,10 +153,40 @@ _CLAIMABLE = """
 """
 
 
+def _run_prefixes(conn, rows: list) -> list:
+    """The rows that are, per run, the run's next rows to go in order, nothing in between.
+
+    On PostgreSQL another node may hold an earlier row of a run locked but not yet marked as
+    claimed (``SKIP LOCKED`` hides it from this claim, the ``NOT EXISTS`` above still sees it
+    free): a later row of that run must not be taken then.  On SQLite this never removes a row.
+    """
+    if not rows:
+        return rows
+    wanted = {r["id"] for r in rows}
+    runs = sorted({r["run_id"] for r in rows})
+    marks = ",".join("?" * len(runs))
+    order = conn.execute(
+        f"SELECT id, run_id FROM outbox WHERE run_id IN ({marks}) "
+        "AND (status = 'pending' OR (status = 'parked' AND parked != 'event')) ORDER BY run_id, seq, id",
+        tuple(runs),
+    ).fetchall()
+    allowed: set = set()
+    blocked: set = set()
+    for row in order:
+        if row["run_id"] in blocked:
+            continue
+        if row["id"] in wanted:
+            allowed.add(row["id"])
+        else:
+            blocked.add(row["run_id"])
+    return [r for r in rows if r["id"] in allowed]
+
+
 def _claim(store: Store, worker: str, batch: int, lease_seconds: float) -> list[dict[str, Any]]:
-    def claim(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-        now = lease_clock()
-        rows = conn.execute(_CLAIMABLE, {"now": now, "batch": batch}).fetchall()
+    def claim(conn) -> list[dict[str, Any]]:
+        now = conn.clock()
+        rows = conn.execute(_CLAIMABLE + conn.skip_locked, {"now": now, "batch": batch}).fetchall()
+        rows = _run_prefixes(conn, rows)
         ids = [r["id"] for r in rows]
         if ids:
             marks = ",".join("?" * len(ids))
@@ -164,12 +196,13 @@ def _claim(store: Store, worker: str, batch: int, lease_seconds: float) -> list[
             )
         return [dict(r) for r in rows]
 
-    return store.write(claim)
+    return store.write(claim, exclusive=False)
 
 
 def _release_all(store: Store, worker: str) -> None:
     store.write(
-        lambda c: c.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (worker,))
+        lambda c: c.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (worker,)),
+        exclusive=False,
     )
 
 
@@ -189,8 +222,8 @@ def _verdict(outcome: Any) -> str:
 def _settle(store: Store, worker: str, row: dict[str, Any], verdict: str, reason: str, policy: RetryPolicy) -> str:
     """Record what became of one claimed row; the verdict as applied (``backoff`` may park)."""
 
-    def settle(conn: sqlite3.Connection) -> str:
-        now = lease_clock()
+    def settle(conn) -> str:
+        now = conn.clock()
         where = "WHERE id = ? AND claimed_by = ?"
         key = (row["id"], worker)
         release = "claimed_by = NULL, claim_until = NULL"
@@ -223,7 +256,7 @@ def _settle(store: Store, worker: str, row: dict[str, Any], verdict: str, reason
         )
         return verdict
 
-    return store.write(settle)
+    return store.write(settle, exclusive=False)
 
 
 def count_pending(store: Store) -> int:
@@ -242,11 +275,14 @@ def count_parked(store: Store) -> int:
 
 def next_due(store: Store) -> float | None:
     """Seconds until the next waiting event is due (0 when one is due now), None if none waits."""
-    when = store.read(
-        lambda c: c.execute("SELECT MIN(COALESCE(next_attempt, 0)) FROM outbox WHERE status = 'pending'").fetchone()[0],
-        default=None,
+    when, now = store.read(
+        lambda c: (
+            c.execute("SELECT MIN(COALESCE(next_attempt, 0)) FROM outbox WHERE status = 'pending'").fetchone()[0],
+            c.clock(),
+        ),
+        default=(None, None),
     )
-    return None if when is None else max(0.0, when - lease_clock())
+    return None if when is None else max(0.0, when - now)
 
 
 def deliver_pending(
@@ -267,7 +303,7 @@ def deliver_pending(
     report = FlushReport()
     if not store.exists():
         return report
-    worker = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    worker = new_holder()
     started = time.monotonic()
     lease = deadline_seconds + LEASE_MARGIN_SECONDS
     held_back: set[str] = set()  # runs with a failed row in this pass: their later rows wait
@@ -355,7 +391,7 @@ def listing(store: Store, run_id: str | None = None) -> list[dict[str, Any]]:
     """Every undelivered event (of one run), in order per run, with ``state``: ``due``,
     ``waiting`` (backing off, ``wait`` seconds left) or ``parked (<kind>)``."""
     where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
-    now = lease_clock()
+    now = store.read(lambda c: c.clock(), default=lease_clock())  # the clock leases are measured with
     found = []
     for row in store.rows(_LISTING.format(where=where), params):
         if row["status"] == "parked":

@@ -12,7 +12,8 @@
 * Readable on a read-only mount (falls back to an immutable read when the WAL index cannot be
   made).  Settings are not here: they have their own file (:mod:`planlineage.settings`).
 
-Tables
+Tables (created by the numbered steps of :mod:`planlineage.store.migrations`, shared with the
+PostgreSQL backend; the file's ``PRAGMA user_version`` is the step reached)
 ------
 ``runs(app_id → run_id, job_name, namespace, lineage JSON, sql, platform_state, last_event,
 pending JSON, created, updated)`` — the current run of each platform application.
@@ -21,6 +22,8 @@ pending JSON, created, updated)`` — the current run of each platform applicati
 ``outbox(id, run_id, seq, event_type, job_name, payload JSON, status pending|parked, parked
 access|event|capped, attempts, first_failed, next_attempt, last_error, created, claimed_by,
 claim_until)`` with ``UNIQUE(run_id, job_name, event_type)`` (see :mod:`.outbox`).
+``compile_jobs`` and ``leaders``: leases (:mod:`planlineage.lifecycle.compile_jobs`,
+:mod:`planlineage.store.leadership`), used by the shared PostgreSQL store.
 """
 
 from __future__ import annotations
@@ -35,77 +38,13 @@ from typing import Any, TypeVar
 
 from planlineage import home
 from planlineage.emitter.runs import utc_now  # noqa: F401 - the one clock of stored times
+from planlineage.store import migrations
+from planlineage.store.dialect import SQLITE, SqliteConnection
 
 log = logging.getLogger("planlineage.emitter")
 
 DB_NAME = "state.db"
-SCHEMA_VERSION = 2
 T = TypeVar("T")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    app_id         TEXT PRIMARY KEY,
-    run_id         TEXT NOT NULL,
-    job_name       TEXT NOT NULL,
-    namespace      TEXT NOT NULL,
-    lineage        TEXT,
-    sql            TEXT,
-    platform_state TEXT,
-    last_event     TEXT,
-    pending        TEXT NOT NULL DEFAULT '[]',
-    created        TEXT NOT NULL,
-    updated        TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS outbox (
-    id           INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id       TEXT NOT NULL,
-    seq          INTEGER NOT NULL,
-    event_type   TEXT NOT NULL,
-    job_name     TEXT NOT NULL,
-    payload      TEXT NOT NULL,
-    status       TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'parked')),
-    parked       TEXT CHECK (parked IS NULL OR parked IN ('access', 'event', 'capped')),
-    attempts     INTEGER NOT NULL DEFAULT 0,
-    first_failed REAL,
-    next_attempt REAL,
-    last_error   TEXT,
-    created      TEXT NOT NULL,
-    claimed_by   TEXT,
-    claim_until  REAL,
-    UNIQUE (run_id, job_name, event_type)
-);
-CREATE TABLE IF NOT EXISTS closing (
-    run_id     TEXT PRIMARY KEY,
-    app_id     TEXT NOT NULL,
-    job_name   TEXT NOT NULL,
-    namespace  TEXT NOT NULL,
-    lineage    TEXT NOT NULL,
-    sql        TEXT,
-    pending    TEXT NOT NULL DEFAULT '[]',
-    abort      INTEGER NOT NULL DEFAULT 1,
-    created    TEXT NOT NULL,
-    closed_at  TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, id);
-CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id, seq);
-"""
-
-#: Version 1 kept the settings in this file and had ``status IN ('pending', 'rejected')``
-#: without backoff columns; its rows are carried over (rejected ones as parked ``access``).
-_MIGRATE_FROM_1 = """
-ALTER TABLE outbox RENAME TO outbox_v1;
-DROP INDEX IF EXISTS outbox_pending;
-DROP INDEX IF EXISTS outbox_run;
-"""
-_COPY_FROM_1 = """
-INSERT INTO outbox (id, run_id, seq, event_type, job_name, payload, status, parked, attempts,
-                    last_error, created)
-SELECT id, run_id, seq, event_type, job_name, payload,
-       CASE status WHEN 'rejected' THEN 'parked' ELSE 'pending' END,
-       CASE status WHEN 'rejected' THEN 'access' END, attempts, last_error, created
-FROM outbox_v1;
-DROP TABLE outbox_v1
-"""
 
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 
@@ -116,13 +55,6 @@ class StoreError(Exception):
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
     return home.home_dir(environ)
-
-
-def _script(conn: sqlite3.Connection, script: str) -> None:
-    """Statements one by one (``executescript`` would commit the caller's transaction)."""
-    for statement in script.split(";"):
-        if statement.strip():
-            conn.execute(statement)
 
 
 def _is_corruption(error: sqlite3.DatabaseError) -> bool:
@@ -136,6 +68,9 @@ def _is_corruption(error: sqlite3.DatabaseError) -> bool:
 class Store:
     """The state database; every operation is one short transaction on its own connection."""
 
+    dialect = SQLITE
+    shared = False  # one node's file; PostgreSQL (planlineage.store.postgres) is shared
+
     def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = 5.0):
         self.path = Path(path) if path is not None else home_dir() / DB_NAME
         self.busy_timeout = busy_timeout
@@ -146,6 +81,13 @@ class Store:
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
+
+    @property
+    def home(self) -> Path:
+        return self.path.parent
+
+    def describe(self) -> str:
+        return f"SQLite {self.path}"
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -189,7 +131,12 @@ class Store:
             target, uri = f"file:{self.path}?mode=ro", True
         try:
             conn = sqlite3.connect(
-                target, timeout=self.busy_timeout, isolation_level=None, uri=uri, check_same_thread=False
+                target,
+                timeout=self.busy_timeout,
+                isolation_level=None,
+                uri=uri,
+                check_same_thread=False,
+                factory=SqliteConnection,
             )
             if not write:
                 conn.execute("PRAGMA schema_version").fetchone()
@@ -198,7 +145,11 @@ class Store:
                 raise
             # A read-only folder (mount) where the WAL index cannot be made: read the file as it is.
             conn = sqlite3.connect(
-                f"file:{self.path}?mode=ro&immutable=1", isolation_level=None, uri=True, check_same_thread=False
+                f"file:{self.path}?mode=ro&immutable=1",
+                isolation_level=None,
+                uri=True,
+                check_same_thread=False,
+                factory=SqliteConnection,
             )
         try:
             conn.row_factory = sqlite3.Row
@@ -217,17 +168,18 @@ class Store:
 
     @staticmethod
     def _ensure_schema(conn: sqlite3.Connection) -> None:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version >= SCHEMA_VERSION:
+        """Apply the migration steps the file lacks (shared with PostgreSQL: store/migrations.py)."""
+        current = conn.execute("PRAGMA user_version").fetchone()[0]
+        if current == migrations.LATEST:
             return
-        has_outbox = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").fetchone()
-        migrate = version == 1 and has_outbox
-        if migrate:
-            _script(conn, _MIGRATE_FROM_1)
-        _script(conn, _SCHEMA)
-        if migrate:
-            _script(conn, _COPY_FROM_1)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        try:
+            steps = migrations.steps_after(current, SQLITE)
+        except migrations.NewerSchemaError as error:
+            raise StoreError(str(error)) from None
+        for version, _description, statements in steps:
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {int(version)}")
 
     def _quarantine(self, identity: tuple[int, int] | None, reason: str) -> None:
         """Move a corrupt file aside and salvage it, unless another process already replaced it."""
@@ -296,9 +248,22 @@ class Store:
         """Run ``fn(conn)`` in a read transaction; ``default`` when there is no store."""
         return self._run(fn, write=False, default=default)
 
-    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction, creating the store if needed."""
+    def write(self, fn: Callable[[sqlite3.Connection], T], *, exclusive: bool = True) -> T:
+        """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction, creating the store if needed.
+
+        ``exclusive`` is for the PostgreSQL store's row-locked claims; SQLite's writes are always
+        exclusive."""
         return self._run(fn, write=True, default=None)
+
+    def schema_version(self) -> int:
+        """The migration step the file is at (0: no file or not migrated yet)."""
+        return self.read(lambda c: c.execute("PRAGMA user_version").fetchone()[0], default=0)
+
+    def migrate(self) -> tuple[int, int]:
+        """Apply the missing migration steps (creating the file); ``(before, after)``."""
+        before = self.schema_version()
+        self.write(lambda c: None)
+        return before, migrations.LATEST
 
     # -- small conveniences ----------------------------------------------------------------
 

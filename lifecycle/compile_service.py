@@ -26,7 +26,9 @@ submissions at once start 20 JVMs on the platform's machine and slows the platfo
   drops it when the process dies, however it dies.  Two services never run for one home.
 
 A job the service was compiling when it died is compiled once more by the next one, then, if
-that one dies too, abandoned (:data:`runner.MAX_ATTEMPTS`).  After each compile the service
+that one dies too, abandoned (:data:`runner.MAX_ATTEMPTS`).  With a shared (PostgreSQL) store the
+jobs are rows every node's service claims with leases (:mod:`.compile_jobs`): a node that dies
+mid-compile leaves its lease to run out and another node's service finishes the job.  After each compile the service
 delivers what is pending with the outbox's backoff (``PLANLINEAGE_WORKER_FLUSH_SECONDS``).
 """
 
@@ -108,6 +110,10 @@ _started: set[str] = set()  # homes this process already started a service for
 
 def ensure_running(store: Store) -> bool:
     """Start the service of this home unless it runs; True when it had to be started."""
+    if getattr(store, "shared", False):
+        from planlineage.home import make_private_dir
+
+        make_private_dir(store.path.parent)  # the node's home holds the lock: no state file made it
     home = str(store.path.parent)
     if home in _started or is_running(store):
         return False  # (one this process started may not hold its lock yet: do not start two)
@@ -129,11 +135,20 @@ def recover(store: Store, undelivered: bool = False) -> bool:
     """Called by every later command: restart the service when jobs wait (or, ``undelivered``,
     events the command could not deliver within its bound) and none runs."""
     try:
-        if undelivered or runner.queued_jobs(store) or spool.waiting(store):
+        if undelivered or runner.queued_jobs(store) or spool.waiting(store) or _shared_jobs_waiting(store):
             return ensure_running(store)
     except Exception as error:  # fail-open
         log.warning("planlineage: compile service not restarted: %s", type(error).__name__)
     return False
+
+
+def _shared_jobs_waiting(store: Store) -> bool:
+    """A shared store's compile jobs no live service holds (new, or left by a dead node)."""
+    if not getattr(store, "shared", False):
+        return False
+    from planlineage.lifecycle import compile_jobs
+
+    return compile_jobs.expired(store) > 0
 
 
 # -- the pool ------------------------------------------------------------------------------------
@@ -253,6 +268,14 @@ class Service:
         self.stopping = threading.Event()
         self.busy_delivering = False
         self.unavailable_at = -OUTAGE_PAUSE_SECONDS
+        self.shared = bool(getattr(store, "shared", False))  # compile jobs are rows of the shared store
+        if self.shared:
+            from planlineage.lifecycle import compile_jobs
+            from planlineage.store.node import new_holder
+
+            self.holder = new_holder()
+            self.lease = compile_jobs.lease_seconds()
+            self.renewed = time.monotonic()
 
     def _remember(self, pid: int | None) -> None:
         if pid is None or pid in self.groups:
@@ -286,14 +309,19 @@ class Service:
         runner.write_job(path, job)  # counted before the compile: a death under it is seen
         return job
 
+    def _slot_for(self, job: dict[str, Any]):
+        """The pool place a job compiles in (None: nothing to compile, the run is abandoned)."""
+        if job.get("error") is not None:
+            return None
+        # A Spark compile starts its own JVM: it takes a place in the pool too (its slot is never
+        # asked to compile, so it starts no Flink planner).
+        spark = job.get("engine") == "spark"
+        return self.pool.acquire(f"spark-{job.get('spark_version')}" if spark else job.get("flink_version"))
+
     def _run_one(self, path: Path, job: dict[str, Any]) -> None:
         slot = None
         try:
-            if job.get("error") is None:
-                # A Spark compile starts its own JVM: it takes a place in the pool too (its slot
-                # is never asked to compile, so it starts no Flink planner).
-                spark = job.get("engine") == "spark"
-                slot = self.pool.acquire(f"spark-{job.get('spark_version')}" if spark else job.get("flink_version"))
+            slot = self._slot_for(job)
             runner.compile_job(self.store, job, planner=slot)
         finally:
             if slot is not None:
@@ -319,6 +347,56 @@ class Service:
             return bool(self.store.read(lambda c: c.execute(query, {"now": time.time()}).fetchone()[0], False))
         except Exception:
             return False
+
+    # -- a shared store's jobs (rows claimed with leases, see compile_jobs) -------------------------
+
+    def _claim_shared(self, compiles) -> None:
+        """Claim jobs while this node has a free planner; renew the leases it holds."""
+        from planlineage.lifecycle import compile_jobs, runs
+
+        now = time.monotonic()
+        if now - self.renewed >= self.lease / 3:
+            self.renewed = now
+            try:
+                compile_jobs.renew_all(self.store, self.holder, self.lease)
+            except Exception as error:  # the store is away: the lease outlives a few misses
+                log.warning("planlineage: compile leases not renewed: %s", type(error).__name__)
+        while True:
+            with self.lock:
+                if len(self.taken) >= self.pool.size:  # leave the rest to the other nodes
+                    return
+            claimed = compile_jobs.claim_next(self.store, self.holder, self.lease)
+            if claimed is None:
+                return
+            job, attempt = claimed
+            if attempt > runner.MAX_ATTEMPTS:
+                runs.abandon_lineage(
+                    self.store, job.get("app_id", ""), job.get("run_id", ""), "the compile died twice; not reported"
+                )
+                compile_jobs.finish(self.store, job["run_id"])
+                continue
+            with self.lock:
+                self.taken.add(f"shared:{job['run_id']}")
+            compiles.submit(self._run_shared, job)
+
+    def _run_shared(self, job: dict[str, Any]) -> None:
+        from planlineage.lifecycle import compile_jobs
+
+        slot = None
+        try:
+            slot = self._slot_for(job)
+            runner.compile_job(self.store, job, planner=slot)
+        finally:
+            if slot is not None:
+                self.pool.release(slot)
+            try:
+                compile_jobs.finish(self.store, job["run_id"])
+            except Exception as error:  # the lease runs out; another service sees the run done
+                log.warning("planlineage: compile job not removed: %s", type(error).__name__)
+            with self.lock:
+                self.taken.discard(f"shared:{job['run_id']}")
+                self.last_work = time.monotonic()
+            self.deliver_wanted.set()
 
     def _deliver_loop(self) -> None:
         from planlineage.lifecycle import delivery
@@ -366,6 +444,11 @@ class Service:
         with ThreadPoolExecutor(self.pool.size, "compile", initializer=lower_priority) as compiles:
             while not self.stopping.is_set():
                 self._replay_spool()
+                if self.shared:
+                    try:
+                        self._claim_shared(compiles)
+                    except Exception as error:  # fail-open: the next round tries again
+                        log.warning("planlineage: shared compile jobs not claimed: %s", type(error).__name__)
                 for path in runner.queued_jobs(self.store):
                     with self.lock:
                         if path.name in self.taken or len(self.taken) >= 4 * self.pool.size:
@@ -389,7 +472,9 @@ class Service:
 
 def main(home: str) -> int:
     """The ``_compile-service`` process: hold the lock, sweep leftovers, serve until idle."""
-    store = Store(Path(home) / "state.db")
+    from planlineage.store import open_store
+
+    store = open_store(home=Path(home))
     fd = _try_lock(_lock_path(store))
     if fd is None:
         return 0  # another service already runs for this home

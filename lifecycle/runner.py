@@ -6,7 +6,9 @@ Library entry points (``submit`` and the StreamPark watcher drive the lifecycle 
 * :func:`planlineage.lifecycle.runs.record_state` — a platform state report.
 * :func:`planlineage.lifecycle.delivery.flush` — deliver what is pending within a deadline.
 
-A queued compile is a job file ``$PLANLINEAGE_HOME/jobs/<runId>.json`` (0600 in a 0700 folder:
+With a shared (PostgreSQL) store a queued compile is a row of ``compile_jobs`` instead, leased
+by the node whose service compiles it (:mod:`planlineage.lifecycle.compile_jobs`).  Otherwise
+a queued compile is a job file ``$PLANLINEAGE_HOME/jobs/<runId>.json`` (0600 in a 0700 folder:
 it holds the raw SQL the compile needs, so it is written atomically, never left half-written,
 and deleted once the compile is done).  The compile service
 (:mod:`planlineage.lifecycle.compile_service`) takes job files oldest first; :func:`compile_job`
@@ -97,6 +99,13 @@ def start(store: Store, job: dict[str, Any]) -> None:
     from planlineage.home import make_private_dir
     from planlineage.lifecycle import compile_service
 
+    if getattr(store, "shared", False):
+        # Nodes sharing a store share its compile jobs: a row any node's service may claim.
+        from planlineage.lifecycle import compile_jobs
+
+        compile_jobs.put(store, job)
+        compile_service.ensure_running(store)
+        return
     folder = make_private_dir(jobs_dir(store))
     write_job(folder / f"{job['run_id']}.json", dict(job, attempts=0, created=time.time()))
     compile_service.ensure_running(store)

@@ -433,7 +433,8 @@ def record_state(
         replay_spooled(store)
         return _record_state(store, app_id, platform_state, error, when)
     except StoreError as problem:
-        if "locked" not in str(problem) and "busy" not in str(problem):
+        # A busy SQLite file, or a shared store that cannot be reached (restart, network): spool.
+        if not getattr(store, "shared", False) and "locked" not in str(problem) and "busy" not in str(problem):
             raise
         spool.put(store, app_id, platform_state, scrub(error) if error else None, when)
         return event_for_state(platform_state)

@@ -6,6 +6,11 @@ settings file that cannot be read is moved aside (``settings.json.corrupt-<time>
 stderr by every later command until that copy is removed.  Stores of version 1 kept settings in
 ``state.db``; they are read from there until the first ``settings set`` moves them here.
 
+With a shared store (PostgreSQL, :mod:`planlineage.store`) the settings live in the store's
+``settings`` table instead, so a setting made on one node is seen by every node; the node's file
+then holds only what is per node: ``lineage.store``, the store URL itself (environment
+``PLANLINEAGE_STORE``), whose password is masked in every output.
+
 Precedence: environment (``PLANLINEAGE_`` + key upper-cased, ``.``/``-`` → ``_``, e.g.
 ``PLANLINEAGE_LINEAGE_ADDRESS``) > stored value > default.  Reading never creates the store.
 
@@ -28,9 +33,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from planlineage import home
-from planlineage.emitter.store import Store
+from planlineage.emitter.runs import utc_now
 from planlineage.emitter.transports import TRANSPORT_KINDS
 from planlineage.emitter.transports.base import HTTP_ENDPOINT, HTTP_KINDS, safe_address
+from planlineage.store import url as store_url
 
 SETTINGS_FILE = "settings.json"
 log = logging.getLogger("planlineage.emitter")
@@ -50,6 +56,7 @@ class Setting:
     choices: tuple[str, ...] = ()
     boolean: bool = False
     number: bool = False
+    local: bool = False  # per node (the settings file), never in a shared store
 
 
 SETTINGS: dict[str, Setting] = {
@@ -65,6 +72,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("lineage.transport", "gravitino", "where events go", choices=TRANSPORT_KINDS),
         Setting("lineage.endpoint", None, f"endpoint path of the http transport ({HTTP_ENDPOINT})"),
         Setting("lineage.file", None, "file the file transport appends events to"),
+        Setting("lineage.store", None, "state store URL of this node (postgresql://…); none: SQLite", local=True),
         Setting(
             "lineage.sql-max-bytes", "262144", "cap of the SQL facet (bytes; larger SQL is truncated)", number=True
         ),
@@ -83,7 +91,14 @@ class SettingError(ValueError):
 
 
 def env_name(key: str) -> str:
+    if key == "lineage.store":
+        return store_url.ENV_NAME
     return "PLANLINEAGE_" + key.upper().replace(".", "_").replace("-", "_")
+
+
+def is_local(key: str) -> bool:
+    setting = SETTINGS.get(key)
+    return setting is not None and setting.local
 
 
 def _check_key(key: str) -> Setting:
@@ -116,6 +131,11 @@ def normalize(key: str, value: str) -> str:
         value = value.lower()
         if value not in setting.choices:
             raise SettingError(f"{key} must be one of {', '.join(setting.choices)}")
+    if key == "lineage.store":
+        try:
+            return store_url.normalize(value)
+        except store_url.StoreUrlError as error:
+            raise SettingError(f"lineage.store: {error}") from None
     if key == "lineage.address" and value:
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -141,6 +161,8 @@ def masked(key: str, value: str | None) -> str:
         return value[:4] + "…" if len(value) >= 12 else "…"
     if key in ("lineage.address",):
         return _redact_url(value)
+    if key == "lineage.store":
+        return store_url.masked(value)
     return value
 
 
@@ -167,18 +189,50 @@ def namespace_of(values: Mapping[str, tuple[str | None, str]]) -> str:
 
 
 class Settings:
-    """The lineage settings over one store (``environ`` defaults to ``os.environ``)."""
+    """The lineage settings over one store (``environ`` defaults to ``os.environ``).
 
-    def __init__(self, store: Store | None = None, environ: Mapping[str, str] | None = None):
-        self.store = store if store is not None else Store()
+    Without ``store``, the node's configured store is opened on first use, so ``lineage.store``
+    can be read and changed even when the store it names cannot be used.
+    """
+
+    def __init__(self, store=None, environ: Mapping[str, str] | None = None):
+        self._store = store
         self.environ = os.environ if environ is None else environ
 
     @property
+    def store(self):
+        if self._store is None:
+            from planlineage.store import open_store
+
+            self._store = open_store(self.environ)
+        return self._store
+
+    @property
+    def home(self) -> Path:
+        return self._store.home if self._store is not None else home.home_dir(self.environ)
+
+    @property
     def path(self) -> Path:
-        return self.store.path.parent / SETTINGS_FILE
+        return self.home / SETTINGS_FILE
+
+    def _shared(self) -> bool:
+        return bool(getattr(self.store, "shared", False))
 
     def stored(self) -> dict[str, str]:
-        """The stored values (never creates anything)."""
+        """The stored values (never creates anything): the node's file, or with a shared store
+        the store's settings plus the node's own keys from its file."""
+        values = self._file_values()
+        if not self._shared():
+            return values
+        shared = self.store.read(
+            lambda c: {r["key"]: r["value"] for r in c.execute("SELECT key, value FROM settings")}, default={}
+        )
+        return {
+            **{k: v for k, v in shared.items() if k in SETTINGS and not is_local(k)},
+            **{k: v for k, v in values.items() if is_local(k)},
+        }
+
+    def _file_values(self) -> dict[str, str]:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -213,7 +267,9 @@ class Settings:
 
     def _legacy(self) -> dict[str, str]:
         """Settings a version-1 store kept in ``state.db`` (read-only, no file created)."""
-        if not self.store.exists():
+        if self._store is None and not (self.home / "state.db").exists():
+            return {}  # nothing to read: the (maybe unusable) configured store is not even opened
+        if self._shared() or not self.store.exists():
             return {}
 
         def read(conn: sqlite3.Connection) -> dict[str, str]:
@@ -230,7 +286,7 @@ class Settings:
 
     def _save(self, values: Mapping[str, str]) -> None:
         home.write_private_json(self.path, {"version": 1, "settings": dict(sorted(values.items()))})
-        if self.store.exists():  # settings of a version-1 store live here now: drop the old copy
+        if not self._shared() and self.store.exists():  # settings of a version-1 store live here now: drop the old copy
             try:
                 self.store.write(
                     lambda c: (
@@ -243,7 +299,7 @@ class Settings:
                 pass
 
     def source(self, key: str, _stored: Mapping[str, str] | None = None) -> tuple[str | None, str]:
-        """``(value, origin)`` with origin ``env``, ``store`` or ``default``."""
+        """``(value, origin)``: origin ``env``, ``store``, ``local`` (the node's own keys) or ``default``."""
         setting = _check_key(key)
         env_value = self.environ.get(env_name(key))
         if env_value is not None and env_value.strip() != "":
@@ -251,9 +307,10 @@ class Settings:
                 return normalize(key, env_value), "env"
             except SettingError:
                 return env_value.strip(), "env"
-        stored = self.stored() if _stored is None else _stored
-        if key in stored:
-            return stored[key], "store"
+        if _stored is None:
+            _stored = self._file_values() if is_local(key) else self.stored()
+        if key in _stored:
+            return _stored[key], "local" if is_local(key) else "store"
         return setting.default, "default"
 
     def get(self, key: str) -> str | None:
@@ -264,7 +321,12 @@ class Settings:
 
     def set(self, key: str, value: str) -> str:
         value = normalize(key, value)
-        values = self.stored()
+        if self._shared_key(key):
+            self._set_shared(key, value)
+            if key in REQUEUE_KEYS:
+                self._requeue_access()
+            return value
+        values = self._file_values()
         if value == "":
             values.pop(key, None)
         else:
@@ -276,10 +338,30 @@ class Settings:
 
     def unset(self, key: str) -> None:
         _check_key(key)
-        values = self.stored()
+        if self._shared_key(key):
+            self._set_shared(key, "")
+            return
+        values = self._file_values()
         if key in values:
             del values[key]
             self._save(values)
+
+    def _shared_key(self, key: str) -> bool:
+        """Whether ``key`` is kept in the shared store (rather than the node's file)."""
+        return not is_local(key) and self._shared()
+
+    def _set_shared(self, key: str, value: str) -> None:
+        def store_it(conn) -> None:
+            if value == "":
+                conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+            else:
+                conn.execute(
+                    "INSERT INTO settings (key, value, updated) VALUES (?, ?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
+                    (key, value, utc_now()),
+                )
+
+        self.store.write(store_it)
 
     def _requeue_access(self) -> None:
         """Events parked for a 401/403 get another chance with the new address or token."""

@@ -13,8 +13,9 @@ time LOST was first seen (cleared when the app leaves LOST).
 runner is still compiling, so that a dropped compile is said on the watcher's stderr.
 
 The runs themselves (run ids, lineage, last event) are the lifecycle's ``runs`` table: the
-watcher never writes it directly.  These tables are created here, on first write, next to the
-store's own (``CREATE TABLE IF NOT EXISTS``), so the store's schema is not touched.
+watcher never writes it directly.  These tables are step 4 of the store's migrations
+(:mod:`planlineage.store.migrations`, both backends); :func:`_ensure` keeps a store made before
+that step working.  The SQL is the store's shared dialect, so a PostgreSQL store holds them too.
 """
 
 from __future__ import annotations
@@ -65,19 +66,10 @@ def _ensure(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
-def _has_tables(conn: sqlite3.Connection) -> bool:
-    return (
-        conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'streampark_watch'").fetchone()
-        is not None
-    )
-
-
 def load(store: Store, source: str) -> tuple[int | None, dict[str, Snap]]:
     """``(cursor, snapshot)``; the cursor is None when this install was never watched."""
 
     def read(conn: sqlite3.Connection) -> tuple[int | None, dict[str, Snap]]:
-        if not _has_tables(conn):
-            return None, {}
         row = conn.execute("SELECT cursor FROM streampark_watch WHERE source = ?", (source,)).fetchone()
         snaps = {
             r["app_key"]: Snap(r["state"], r["job_id"], r["run_job_id"], r["lost_since"], bool(r["lost_sent"]))
@@ -117,8 +109,10 @@ def save_app(store: Store, source: str, app_key: str, snap: Snap) -> None:
     def write(conn: sqlite3.Connection) -> None:
         _ensure(conn)
         conn.execute(
-            "INSERT OR REPLACE INTO streampark_apps (source, app_key, state, job_id, run_job_id, lost_since, "
-            "lost_sent) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO streampark_apps (source, app_key, state, job_id, run_job_id, lost_since, "
+            "lost_sent) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, app_key) DO UPDATE SET "
+            "state = excluded.state, job_id = excluded.job_id, run_job_id = excluded.run_job_id, "
+            "lost_since = excluded.lost_since, lost_sent = excluded.lost_sent",
             (source, app_key, snap.state, snap.job_id, snap.run_job_id, snap.lost_since, int(snap.lost_sent)),
         )
 
@@ -129,8 +123,9 @@ def add_compile(store: Store, source: str, run_id: str, app_key: str, job_name: 
     def write(conn: sqlite3.Connection) -> None:
         _ensure(conn)
         conn.execute(
-            "INSERT OR REPLACE INTO streampark_compiles (run_id, source, app_key, job_name, started) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO streampark_compiles (run_id, source, app_key, job_name, started) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET source = excluded.source, "
+            "app_key = excluded.app_key, job_name = excluded.job_name, started = excluded.started",
             (run_id, source, app_key, job_name, started),
         )
 
@@ -139,8 +134,6 @@ def add_compile(store: Store, source: str, run_id: str, app_key: str, job_name: 
 
 def compiles(store: Store, source: str) -> list[dict]:
     def read(conn: sqlite3.Connection) -> list[dict]:
-        if not _has_tables(conn):
-            return []
         return [dict(r) for r in conn.execute("SELECT * FROM streampark_compiles WHERE source = ?", (source,))]
 
     return store.read(read, default=[])

@@ -397,7 +397,19 @@ def run_forever(watcher: Watcher, interval: float, stop: threading.Event | None 
         signal.signal(sig, on_signal)
     failures = 0
     ceiling = min(60.0, max(5.0, 10 * interval))
+    # Every node may watch one StreamPark; one leads (planlineage.store.leadership): the others
+    # look twice per interval and take over within 2 intervals, from the shared cursor.
+    from planlineage.store.leadership import Leadership
+
+    leadership = Leadership(watcher.store, f"streampark-watch:{watcher.key}", interval=interval)
     while not stop.is_set():
+        try:
+            leading = leadership.acquire()
+        except StoreError:
+            leading = False  # the store is away: nobody reports until it is back
+        if not leading:
+            stop.wait(leadership.follower_poll)
+            continue
         try:
             watcher.poll()
             watcher.compiling()
@@ -414,4 +426,8 @@ def run_forever(watcher: Watcher, interval: float, stop: threading.Event | None 
             failures += 1
             pause = min(ceiling, interval * 2**failures)
         stop.wait(pause)
+    try:
+        leadership.release()  # a clean stop hands the lead over at once
+    except StoreError:
+        pass
     watcher.close()

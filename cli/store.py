@@ -1,0 +1,42 @@
+"""``planlineage store status`` and ``planlineage store migrate``: the operator's view of the store."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from planlineage.emitter.store import StoreError
+
+EXIT_OK = 0
+EXIT_FAILED = 2
+
+
+def cmd_store(args) -> int:
+    from planlineage.store import open_store, status
+
+    try:
+        store = open_store()
+        if args.store_command == "migrate":
+            before, after = store.migrate()
+            if before == after:
+                print(f"{store.describe()}: schema at version {after}, nothing to do")
+            else:
+                print(f"{store.describe()}: schema migrated from version {before} to {after}")
+            return EXIT_OK
+        data = status.collect(store)
+    except StoreError as error:
+        print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    print(json.dumps(data, indent=2) if args.json else status.render(data))
+    return EXIT_OK
+
+
+def add_commands(commands) -> None:
+    store = commands.add_parser("store", help="the state store: status, migrations")
+    store_commands = store.add_subparsers(dest="store_command", required=True)
+    status = store_commands.add_parser(
+        "status", help="backend, schema version, runs by state, outbox, leases per node, leaders"
+    )
+    status.add_argument("--json", action="store_true", help="machine-readable")
+    store_commands.add_parser("migrate", help="create or upgrade the store's tables (also done on first use)")
+    store.set_defaults(run=cmd_store)

@@ -1,0 +1,203 @@
+"""The store's schema, as numbered steps applied in order, the same steps on both backends.
+
+A step is applied once: SQLite records the version reached in ``PRAGMA user_version`` (inside
+the write transaction that applies it), PostgreSQL in the table ``schema_version`` of the
+store's own schema (inside one transaction holding an advisory lock, so two nodes starting at
+once apply each step once).  Steps run on the first write of a process, or by hand with
+``planlineage store migrate``.  A store whose version is newer than this code knows is refused
+(an older node must not write into a newer layout): upgrade planlineage on that node.
+
+A step is one tuple of statements for both backends, or a dict of them per dialect where the SQL
+cannot be shared (SQLite rebuilds a table to change a constraint, PostgreSQL alters it).
+Add a step at the end; never edit a released one.  ``{serial}``, ``{float}`` and ``{bigint}`` are
+filled per backend (:data:`planlineage.store.dialect.DDL`).
+"""
+
+from __future__ import annotations
+
+from planlineage.store.dialect import POSTGRESQL, SQLITE, ddl
+
+# Runs a resubmission replaced: their recorded transitions, then ABORT if still open (lifecycle.runs).
+_CLOSING = """CREATE TABLE IF NOT EXISTS closing (
+    run_id     TEXT PRIMARY KEY,
+    app_id     TEXT NOT NULL,
+    job_name   TEXT NOT NULL,
+    namespace  TEXT NOT NULL,
+    lineage    TEXT NOT NULL,
+    sql        TEXT,
+    pending    TEXT NOT NULL DEFAULT '[]',
+    abort      INTEGER NOT NULL DEFAULT 1,
+    created    TEXT NOT NULL,
+    closed_at  TEXT NOT NULL
+)"""
+# The compile job of a submission (raw SQL: the compile needs it; the row is deleted once the run
+# has its lineage), leased to the node compiling it; one row per leadership (the StreamPark watcher).
+_LEASE_TABLES = (
+    """CREATE TABLE IF NOT EXISTS compile_jobs (
+        run_id      TEXT PRIMARY KEY,
+        app_id      TEXT NOT NULL,
+        job         TEXT NOT NULL,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        claimed_by  TEXT,
+        claim_until {float},
+        created     TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS leaders (
+        name        TEXT PRIMARY KEY,
+        holder      TEXT NOT NULL,
+        lease_until {float} NOT NULL,
+        acquired    TEXT NOT NULL,
+        renewed     TEXT NOT NULL
+    )""",
+)
+# Settings every node shares; a node's SQLite file has none (they live in the node's file).
+_SHARED_SETTINGS = """CREATE TABLE IF NOT EXISTS settings (
+    key     TEXT PRIMARY KEY,
+    value   TEXT NOT NULL,
+    updated TEXT NOT NULL
+)"""
+
+MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] = [
+    (
+        1,
+        "runs and the outbox (version-1 SQLite files also hold a settings table, read once by the settings)",
+        (
+            """CREATE TABLE IF NOT EXISTS runs (
+                app_id         TEXT PRIMARY KEY,
+                run_id         TEXT NOT NULL,
+                job_name       TEXT NOT NULL,
+                namespace      TEXT NOT NULL,
+                lineage        TEXT,
+                sql            TEXT,
+                platform_state TEXT,
+                last_event     TEXT,
+                pending        TEXT NOT NULL DEFAULT '[]',
+                created        TEXT NOT NULL,
+                updated        TEXT NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS outbox (
+                id          {serial},
+                run_id      TEXT NOT NULL,
+                seq         INTEGER NOT NULL,
+                event_type  TEXT NOT NULL,
+                job_name    TEXT NOT NULL,
+                payload     TEXT NOT NULL,
+                status      TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'rejected')),
+                attempts    INTEGER NOT NULL DEFAULT 0,
+                last_error  TEXT,
+                created     TEXT NOT NULL,
+                claimed_by  TEXT,
+                claim_until {float},
+                UNIQUE (run_id, job_name, event_type)
+            )""",
+            "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, id)",
+            "CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id, seq)",
+        ),
+    ),
+    (
+        2,
+        "outbox per run: backoff columns, parked instead of rejected; runs being closed",
+        {
+            # SQLite cannot change a CHECK constraint: the table is rebuilt and its rows carried
+            # over (rejected rows become parked 'access', as they were refused for access).
+            SQLITE: (
+                "ALTER TABLE outbox RENAME TO outbox_v1",
+                "DROP INDEX IF EXISTS outbox_pending",
+                "DROP INDEX IF EXISTS outbox_run",
+                """CREATE TABLE outbox (
+                    id           {serial},
+                    run_id       TEXT NOT NULL,
+                    seq          INTEGER NOT NULL,
+                    event_type   TEXT NOT NULL,
+                    job_name     TEXT NOT NULL,
+                    payload      TEXT NOT NULL,
+                    status       TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'parked')),
+                    parked       TEXT CHECK (parked IS NULL OR parked IN ('access', 'event', 'capped')),
+                    attempts     INTEGER NOT NULL DEFAULT 0,
+                    first_failed {float},
+                    next_attempt {float},
+                    last_error   TEXT,
+                    created      TEXT NOT NULL,
+                    claimed_by   TEXT,
+                    claim_until  {float},
+                    UNIQUE (run_id, job_name, event_type)
+                )""",
+                "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, id)",
+                "CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id, seq)",
+                """INSERT INTO outbox (id, run_id, seq, event_type, job_name, payload, status, parked, attempts,
+                                       last_error, created)
+                   SELECT id, run_id, seq, event_type, job_name, payload,
+                          CASE status WHEN 'rejected' THEN 'parked' ELSE 'pending' END,
+                          CASE status WHEN 'rejected' THEN 'access' END, attempts, last_error, created
+                   FROM outbox_v1""",
+                "DROP TABLE outbox_v1",
+                _CLOSING,
+            ),
+            POSTGRESQL: (
+                "ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_status_check",
+                "ALTER TABLE outbox ADD COLUMN parked TEXT "
+                "CHECK (parked IS NULL OR parked IN ('access', 'event', 'capped')), "
+                "ADD COLUMN first_failed {float}, ADD COLUMN next_attempt {float}",
+                "UPDATE outbox SET status = 'parked', parked = 'access' WHERE status = 'rejected'",
+                "ALTER TABLE outbox ADD CONSTRAINT outbox_status_check CHECK (status IN ('pending', 'parked'))",
+                _CLOSING,
+            ),
+        },
+    ),
+    (
+        3,
+        "compile jobs and leadership leases shared by the nodes; shared settings (PostgreSQL)",
+        {SQLITE: _LEASE_TABLES, POSTGRESQL: (_SHARED_SETTINGS, *_LEASE_TABLES)},
+    ),
+    (
+        4,
+        "the StreamPark watcher's cursor, snapshot and compiles",
+        (
+            # planlineage.streampark.ledger documents these; on a shared store every node's
+            # watcher continues from the same cursor when it takes the lead.
+            """CREATE TABLE IF NOT EXISTS streampark_watch (
+                source  TEXT PRIMARY KEY,
+                cursor  {bigint} NOT NULL,
+                updated TEXT NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS streampark_apps (
+                source     TEXT NOT NULL,
+                app_key    TEXT NOT NULL,
+                state      INTEGER,
+                job_id     TEXT NOT NULL DEFAULT '',
+                run_job_id TEXT,
+                lost_since {float},
+                lost_sent  INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (source, app_key)
+            )""",
+            """CREATE TABLE IF NOT EXISTS streampark_compiles (
+                run_id   TEXT PRIMARY KEY,
+                source   TEXT NOT NULL,
+                app_key  TEXT NOT NULL,
+                job_name TEXT NOT NULL,
+                started  {float} NOT NULL
+            )""",
+        ),
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+class NewerSchemaError(Exception):
+    pass
+
+
+def steps_after(version: int, dialect: str) -> list[tuple[int, str, list[str]]]:
+    """The steps a store at ``version`` still needs, with their statements for ``dialect``."""
+    if version > LATEST:
+        raise NewerSchemaError(
+            f"the store's schema is version {version}, newer than this planlineage knows ({LATEST}): "
+            "upgrade planlineage on this node"
+        )
+    steps = []
+    for number, text, statements in MIGRATIONS:
+        if number > version:
+            own = statements[dialect] if isinstance(statements, dict) else statements
+            steps.append((number, text, [ddl(s, dialect) for s in own]))
+    return steps
