@@ -20,7 +20,6 @@ from planlineage.document import (
 )
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm
-from planlineage.planner.columns import column_lineage, stand_in_functions
 from planlineage.planner.compiler import Planner, PlannerError
 from planlineage.planner.function_usage import refine_from_sink_mismatch
 from planlineage.planner.provision import ProvisionError, ensure
@@ -118,6 +117,8 @@ def extract(
         inputs = [_table_lineage(use, tables, identity, warnings) for use in pairing.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
     if columns:
+        from planlineage.planner.columns import stand_in_functions  # a large module only --columns needs
+
         stood = frozenset(
             s["name"].rsplit(".", 1)[-1].upper() for s in answer.get("stand_ins") or [] if s.get("kind") == "function"
         )
@@ -200,6 +201,8 @@ def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[s
     Each column lists its own sources and the dataset-wide ones (join keys, filters, grouping...)
     repeated, the columnLineage facet's per-field form that every consumer reads.
     """
+    from planlineage.planner.columns import column_lineage  # a large module only --columns needs
+
     lineage, warnings = column_lineage(plan, tables)
     for sink in sinks:
         found = lineage.get(sink.table)

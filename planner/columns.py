@@ -35,8 +35,6 @@ from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from planlineage.planner.walk import embedded_tables, node_kind, plan_graph, unquote_identifier
 
 DIRECT, INDIRECT = "DIRECT", "INDIRECT"
@@ -1010,8 +1008,8 @@ def column_lineage(plan: dict, tables: dict) -> tuple[dict[str, SinkColumns], li
     relations: dict[int, Relation] = {}
     warnings: list[str] = []
     per_sink: dict[str, tuple[dict, dict]] = {}
-    for node_id in nx.topological_sort(graph):
-        node = graph.nodes[node_id]["node"]
+    for node_id in graph.topological_order():
+        node = graph.nodes[node_id]
         n = _Node(
             node,
             node_kind(node),

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 STAND_IN = "planlineage-standin"
 ORIGINAL_CONNECTOR = "planlineage.connector"
 CHANGELOG_MODE = "planlineage.changelog-mode"
@@ -35,13 +33,57 @@ class SinkInputs:
     inputs: list[TableUse]
 
 
-def plan_graph(plan: dict) -> nx.DiGraph:
-    graph = nx.DiGraph()
-    for node in plan.get("nodes", []):
-        graph.add_node(node["id"], node=node)
-    for edge in plan.get("edges", []):
-        graph.add_edge(edge["source"], edge["target"])
-    return graph
+class PlanGraph:
+    """A plan's nodes (by id, in plan order) and edges, with the two questions the walks ask.
+
+    Plans are small DAGs; a dict of lists answers them without importing a graph library, which
+    would cost the command line more start-up time than every walk together.
+    """
+
+    def __init__(self, plan: dict):
+        self.nodes: dict[int, dict] = {node["id"]: node for node in plan.get("nodes", [])}
+        self._inputs: dict[int, list[int]] = {node_id: [] for node_id in self.nodes}
+        self._outputs: dict[int, list[int]] = {node_id: [] for node_id in self.nodes}
+        for edge in plan.get("edges", []):
+            source, target = edge["source"], edge["target"]
+            if source not in self.nodes or target not in self.nodes:
+                raise ValueError(f"plan edge {source} -> {target} names a node the plan does not have")
+            if source not in self._inputs[target]:  # a node read twice (self-join) is one dependency
+                self._inputs[target].append(source)
+                self._outputs[source].append(target)
+
+    def ancestors(self, node_id: int) -> set[int]:
+        """Every node upstream of `node_id` (not itself)."""
+        found: set[int] = set()
+        pending = list(self._inputs[node_id])
+        while pending:
+            current = pending.pop()
+            if current not in found:
+                found.add(current)
+                pending.extend(self._inputs[current])
+        return found
+
+    def topological_order(self) -> list[int]:
+        """Inputs before the nodes that read them: generation by generation, plan order within one."""
+        waiting = {node_id: len(inputs) for node_id, inputs in self._inputs.items()}
+        generation = [node_id for node_id, count in waiting.items() if count == 0]
+        order: list[int] = []
+        while generation:
+            order.extend(generation)
+            following = []
+            for node_id in generation:
+                for target in self._outputs[node_id]:
+                    waiting[target] -= 1
+                    if waiting[target] == 0:
+                        following.append(target)
+            generation = following
+        if len(order) != len(self.nodes):
+            raise ValueError("the plan's edges form a cycle")
+        return order
+
+
+def plan_graph(plan: dict) -> PlanGraph:
+    return PlanGraph(plan)
 
 
 def node_kind(node: dict) -> str:
@@ -57,16 +99,15 @@ def sink_inputs(plan: dict) -> list[SinkInputs]:
     """
     graph = plan_graph(plan)
     by_sink: dict[str, SinkInputs] = {}
-    for node_id in graph.nodes:
-        node = graph.nodes[node_id]["node"]
+    for node_id, node in graph.nodes.items():
         sink_table = (node.get("dynamicTableSink") or {}).get("table")
         if not sink_table:
             continue
         sink = _use(sink_table, node)
         entry = by_sink.setdefault(sink.identifier, SinkInputs(sink=sink, inputs=[]))
-        upstream = sorted(nx.ancestors(graph, node_id) | {node_id})
+        upstream = sorted(graph.ancestors(node_id) | {node_id})
         for upstream_id in upstream:
-            upstream_node = graph.nodes[upstream_id]["node"]
+            upstream_node = graph.nodes[upstream_id]
             for table in embedded_tables(upstream_node):
                 use = _use(table, upstream_node)
                 if not any(_same(use, seen) for seen in entry.inputs):
