@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -15,8 +16,9 @@ class FlinkVersion:
     batch_compiled_plan: bool
 
 
+@functools.cache  # the files ship with the package: read once per process, not once per job
 def supported() -> dict[str, FlinkVersion]:
-    """Every described version, keyed by minor version, oldest first."""
+    """Every described version, keyed by minor version, oldest first (shared: do not modify)."""
     found = {}
     for entry in resources.files(__name__).iterdir():
         if entry.name.endswith(".toml"):

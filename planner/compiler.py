@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import queue
+import re
 import subprocess
 import threading
 import time
@@ -23,6 +24,8 @@ from planlineage.planner.provision import Provisioned, find_java_tool
 JAVA_OPTIONS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss16m", "-XX:-UsePerfData"]
 START_TIMEOUT = 60.0
 LOG_LIMIT = 5 * 1024 * 1024
+#: The server writes "id" first in every answer, so the answer to a request is found by its prefix.
+_ANSWER_ID = re.compile(r'\{"id": (\d+)[,}]')
 
 
 class PlannerError(RuntimeError):
@@ -31,8 +34,15 @@ class PlannerError(RuntimeError):
 
 class Planner:
     def __init__(
-        self, provisioned: Provisioned, *, start_timeout: float = START_TIMEOUT, java_options: list[str] | None = None
+        self,
+        provisioned: Provisioned,
+        *,
+        start_timeout: float = START_TIMEOUT,
+        java_options: list[str] | None = None,
+        long_lived: bool = False,
     ):
+        """`long_lived`: many jobs will follow, so the server prepares each next environment
+        between jobs (a one-job planner would only pay for it before exiting)."""
         self.provisioned = provisioned
         java = find_java_tool("java")
         if java is None:
@@ -42,6 +52,8 @@ class Planner:
         command = [str(provisioned.python), str(server), "--lib", str(provisioned.lib), "--log", str(provisioned.log)]
         if provisioned.stand_in:
             command += ["--stand-in", str(provisioned.stand_in)]
+        if long_lived:
+            command.append("--prepare-next")
         options = list(JAVA_OPTIONS)
         if provisioned.class_archive.exists():
             # Class-data sharing archive made at provisioning: about 1 s off every JVM start.
@@ -70,7 +82,7 @@ class Planner:
         self._ids = itertools.count(1)
         self.close_timeout = 5.0
         self.jobs = 0
-        ready = self._next(time.monotonic() + start_timeout)
+        ready = json.loads(self._next(time.monotonic() + start_timeout))
         if not ready.get("ready"):
             self.close()
             raise PlannerError(f"the Flink {provisioned.flink.version} planner did not start; see {provisioned.log}")
@@ -81,7 +93,8 @@ class Planner:
             self._lines.put(line)
         self._lines.put(None)
 
-    def _next(self, deadline: float) -> dict:
+    def _next(self, deadline: float) -> str:
+        """The server's next line of JSON, as text (what the JVM prints otherwise is skipped)."""
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -96,10 +109,14 @@ class Planner:
                 raise PlannerError(f"the Flink planner exited (code {code}); see {self.provisioned.log}")
             line = line.strip()
             if line.startswith("{"):
-                return json.loads(line)
+                return line
 
     def compile(self, request: dict, timeout: float = 120.0) -> dict:
         """Sends one job; returns the server's answer (see compile_server's docstring)."""
+        return json.loads(self.compile_raw(request, timeout))
+
+    def compile_raw(self, request: dict, timeout: float = 120.0) -> str:
+        """The server's answer as its JSON text, for a caller that hands it on without reading it."""
         if self._process.poll() is not None:
             raise PlannerError("the Flink planner is not running")
         request = dict(request, id=next(self._ids))
@@ -112,7 +129,8 @@ class Planner:
         deadline = time.monotonic() + timeout
         while True:
             answer = self._next(deadline)
-            if answer.get("id") == request["id"]:
+            matched = _ANSWER_ID.match(answer)
+            if matched and int(matched.group(1)) == request["id"]:
                 self.jobs += 1
                 return answer
 

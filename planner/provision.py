@@ -9,6 +9,7 @@ processes ask at once (a file lock; the loser finds the winner's work), and is r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -85,6 +86,7 @@ def resolve_version(requested: str | None) -> FlinkVersion:
     return flink
 
 
+@functools.cache  # the sources ship with the package: hashed once per process, not once per job
 def _fingerprint(flink: FlinkVersion) -> str:
     """Changes when what a venv must contain changes, so an old venv is rebuilt, not trusted."""
     digest = hashlib.sha256()

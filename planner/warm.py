@@ -76,7 +76,7 @@ class SelfHealingPlanner:
         if self._planner is None or not self._planner.alive:
             if self._planner is not None:
                 self._planner.close()
-            self._planner = Planner(self.provisioned)
+            self._planner = Planner(self.provisioned, long_lived=True)
             self.generation += 1
         return self._planner
 
@@ -85,17 +85,21 @@ class SelfHealingPlanner:
 
         `timeout` is accepted for the Planner interface; the job timeout of the limits applies.
         """
+        return json.loads(self.compile_raw(request))
+
+    def compile_raw(self, request: dict) -> str:
+        """`compile`'s answer as JSON text, for the daemon, which hands it on unread."""
         for attempt in (1, 2):
             planner = self._running()
             try:
-                answer = planner.compile(request, timeout=self.limits.job_timeout)
+                answer = planner.compile_raw(request, timeout=self.limits.job_timeout)
             except PlannerError as error:
                 self._discard()
                 timed_out = "in time" in str(error)
                 if timed_out or attempt == 2:
                     # A job that hangs would hang again: report it rather than retry it.
                     reason = f"the job took longer than {self.limits.job_timeout:g} s" if timed_out else str(error)
-                    return {"ok": False, "error": {"statement": None, "message": reason}}
+                    return json.dumps({"ok": False, "error": {"statement": None, "message": reason}})
                 continue
             self.jobs += 1
             self._recycle_if_due(planner)
@@ -331,9 +335,11 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
             op = message.get("op")
             if op == "compile":
                 with lock:
-                    answer = planner.compile(message.get("request") or {})
+                    raw = planner.compile_raw(message.get("request") or {})
                     state["last_used"] = time.monotonic()
-            elif op == "status":
+                self.wfile.write(raw.encode() + b"\n")  # the child's line as is: the caller parses it
+                return
+            if op == "status":
                 answer = {
                     "flink_version": provisioned.flink.version,
                     "socket": str(path),

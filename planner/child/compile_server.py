@@ -31,6 +31,11 @@ def _root_cause(error: BaseException) -> str:
     java = getattr(error, "java_exception", None)
     if java is None:
         return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return _java_reason(java)
+
+
+def _java_reason(java) -> str:
+    """The reason of a Java Throwable (a py4j reference): its message and its innermost cause's."""
     messages = []
     cause = java
     seen = 0
@@ -66,6 +71,34 @@ class Compiler:
         )
         self.gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_convert=True))
         self.jvm = self.gateway.jvm
+        self._spare = None  # (key, Session): the next job's environment, made while idle
+
+    @staticmethod
+    def _session_key(request: dict) -> tuple:
+        return (
+            bool(request.get("batch")),
+            tuple(sorted(request.get("config", {}).items())),
+            tuple(request.get("forced_stand_ins", [])),
+        )
+
+    def _new_session(self, request: dict):
+        jvm = self.jvm
+        config = jvm.java.util.HashMap()
+        for key, value in request.get("config", {}).items():
+            config.put(key, value)
+        forced = jvm.java.util.HashSet()
+        for name in request.get("forced_stand_ins", []):
+            forced.add(name)
+        return jvm.io.planlineage.standin.Session(bool(request.get("batch")), config, forced)
+
+    def prepare(self, request: dict) -> None:
+        """Creates, between jobs, a fresh environment like the last job's: most jobs of a caller
+        share their settings, so the next one starts without waiting for its TableEnvironment.
+        Each environment still serves one job only."""
+        try:
+            self._spare = (self._session_key(request), self._new_session(request))
+        except Exception:
+            self._spare = None  # the job will create (and report failing to create) its own
 
     def close(self, timeout: float = 60.0) -> None:
         """Lets the JVM exit normally (a class-data archive is written at a normal exit)."""
@@ -77,16 +110,16 @@ class Compiler:
             self.process.kill()
 
     def compile(self, request: dict) -> dict:
+        """The answer to one job; its plan is the compiled JSON text itself (`plan_json`), put into
+        the answer line as is by `answer_line`, so it is parsed once, by the reader of the answer."""
         jvm = self.jvm
         statements = request["statements"]
-        config = jvm.java.util.HashMap()
-        for key, value in request.get("config", {}).items():
-            config.put(key, value)
-        forced = jvm.java.util.HashSet()
-        for name in request.get("forced_stand_ins", []):
-            forced.add(name)
+        spare, self._spare = self._spare, None
         try:
-            session = jvm.io.planlineage.standin.Session(bool(request.get("batch")), config, forced)
+            if spare is not None and spare[0] == self._session_key(request):
+                session = spare[1]
+            else:
+                session = self._new_session(request)
         except Exception as error:  # the JVM refused the environment itself
             return {"ok": False, "error": {"statement": None, "message": _root_cause(error)}}
 
@@ -109,55 +142,70 @@ class Compiler:
             except Exception as error:
                 return {"ok": False, "error": {"statement": None, "jar": jar, "message": _root_cause(error)}}
 
-        kinds = []
-        sink_statement = []  # which statement each collected sink came from
-        for index, statement in enumerate(statements):
-            before = session.sinkCount()
-            for insert in statement.get("inserts") or []:
-                columns = None
-                if insert.get("columns"):
-                    columns = jvm.java.util.ArrayList()
-                    for column in insert["columns"]:
-                        columns.add(column)
+        if any(statement.get("inserts") for statement in statements):
+            # Stand-in catalogs: each INSERT's target is prepared right before its statement runs.
+            kinds = []
+            sink_statement = []  # which statement each collected sink came from
+            for index, statement in enumerate(statements):
+                before = session.sinkCount()
+                for insert in statement.get("inserts") or []:
+                    columns = None
+                    if insert.get("columns"):
+                        columns = jvm.java.util.ArrayList()
+                        for column in insert["columns"]:
+                            columns.add(column)
+                    try:
+                        session.prepareInsert(insert["target"], columns, insert["query"])
+                    except Exception:  # the INSERT itself then reports what is wrong
+                        pass
                 try:
-                    session.prepareInsert(insert["target"], columns, insert["query"])
-                except Exception:  # the INSERT itself then reports what is wrong
-                    pass
-            try:
-                kinds.append(session.execute(statement["sql"]))
-            except Exception as error:
+                    kinds.append(session.execute(statement["sql"]))
+                except Exception as error:
+                    return {
+                        "ok": False,
+                        "error": {"statement": index, "message": _root_cause(error)},
+                        "stand_ins": _stand_ins(session),
+                    }
+                sink_statement.extend([index] * (session.sinkCount() - before))
+        else:
+            # All statements in one call: which statement each collected sink came from, or where it failed.
+            executed = json.loads(session.executeAll([statement["sql"] for statement in statements]))
+            if executed["failed"] is not None:
+                failure = session.failure()
                 return {
                     "ok": False,
-                    "error": {"statement": index, "message": _root_cause(error)},
+                    "error": {
+                        "statement": executed["failed"],
+                        "message": _java_reason(failure) if failure is not None else "unknown error",
+                    },
                     "stand_ins": _stand_ins(session),
                 }
-            sink_statement.extend([index] * (session.sinkCount() - before))
+            kinds, sink_statement = executed["kinds"], executed["sinks"]
 
-        plan = None
+        compiled = None
+        identifiers: list[str] = []
         compile_ms = 0.0
         if sink_statement:
             try:
                 started = time.perf_counter()
                 compiled = session.compile()
                 compile_ms = (time.perf_counter() - started) * 1000
-                plan = json.loads(compiled)
             except Exception as error:
                 return {
                     "ok": False,
                     "error": {"statement": self._blame(session, sink_statement), "message": _root_cause(error)},
                     "stand_ins": _stand_ins(session),
                 }
+            identifiers = _table_identifiers(json.loads(compiled))
 
         tables = {}
-        for identifier in _table_identifiers(plan):
-            described = session.describeTable(identifier)
-            if described != "null":
-                table = json.loads(described)
+        if identifiers:
+            for table in json.loads(session.describeTables(identifiers)).values():
                 tables[table.pop("identifier")] = table
         # compile_ms is the bare compilePlan call: the floor a warm planner can approach.
         return {
             "ok": True,
-            "plan": plan,
+            "plan_json": compiled,
             "tables": tables,
             "kinds": kinds,
             "stand_ins": json.loads(session.standIns()),
@@ -203,12 +251,27 @@ def _table_identifiers(plan: dict | None) -> list[str]:
     return found
 
 
+def answer_line(answer: dict) -> str:
+    """One line of JSON, "id" first (the parent matches answers by a prefix), the plan's own text
+    spliced in: Flink's JSON has line breaks only between tokens, so they can become spaces."""
+    head = json.dumps({"id": answer.pop("id", None)})[:-1]
+    if "plan_json" in answer:
+        plan_json = answer.pop("plan_json")
+        plan = "null" if plan_json is None else plan_json.replace("\r", " ").replace("\n", " ")
+        head += ', "plan": ' + plan
+    body = json.dumps(answer)[1:]
+    return head + (", " + body if body != "}" else "}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lib", required=True, help="the version's pyflink/lib folder")
     parser.add_argument("--stand-in", required=True, help="the stand-in connector jar")
     parser.add_argument("--log", default=None, help="where the JVM writes its output")
     parser.add_argument("--java-option", action="append", default=[])
+    parser.add_argument(
+        "--prepare-next", action="store_true", help="long-lived: make the next job's environment between jobs"
+    )
     args = parser.parse_args()
 
     classpath = sorted(glob.glob(os.path.join(args.lib, "*.jar"))) + [args.stand_in]
@@ -226,7 +289,10 @@ def main() -> int:
             answer = {"ok": False, "error": {"statement": None, "message": _root_cause(error)}}
         answer["id"] = request.get("id")
         answer.setdefault("timings", {})["server_ms"] = round((time.perf_counter() - started) * 1000, 2)
-        print(json.dumps(answer), file=out, flush=True)
+        out.write(answer_line(answer) + "\n")
+        out.flush()
+        if args.prepare_next:
+            compiler.prepare(request)
     compiler.close()
     return 0
 

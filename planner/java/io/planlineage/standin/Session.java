@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
 import java.util.Set;
 
 import org.apache.flink.configuration.Configuration;
@@ -24,6 +26,7 @@ import org.apache.flink.table.catalog.ObjectIdentifier;
 import org.apache.flink.table.catalog.ResolvedCatalogBaseTable;
 import org.apache.flink.table.catalog.ResolvedCatalogTable;
 import org.apache.flink.table.factories.DynamicTableFactory;
+import org.apache.flink.table.factories.Factory;
 import org.apache.flink.table.factories.FactoryUtil;
 import org.apache.flink.table.operations.ModifyOperation;
 import org.apache.flink.table.operations.Operation;
@@ -47,6 +50,16 @@ public final class Session {
     private final Map<String, String> originalConnectors = new LinkedHashMap<>();
     private final StandInFunctions functions;
     private final StandInCatalogs catalogs;
+    private Throwable failure;
+    /** Whether a statement may have added a jar (ADD JAR, CREATE FUNCTION ... USING JAR). */
+    private boolean jarsAdded;
+
+    /**
+     * How many table factories each connector identifier has on the JVM's own class path. Jobs
+     * whose class loader has no jar of its own see exactly these, so the service scan (milliseconds per table) runs once per
+     * JVM instead of once per CREATE TABLE.
+     */
+    private static volatile Map<String, Integer> baseFactories;
 
     /**
      * @param batch runtime mode, fixed when the environment is created
@@ -114,6 +127,40 @@ public final class Session {
         return kind;
     }
 
+    /**
+     * Runs the statements in order, in one call (a py4j round trip per statement costs as much
+     * as a small statement). Returns JSON {"kinds": [..], "sinks": [statement index per sink],
+     * "failed": index | null}; the failing statement's error is kept for {@link #failure()}.
+     */
+    public String executeAll(List<String> statements) {
+        List<Object> kinds = new ArrayList<>();
+        List<Object> sinkStatements = new ArrayList<>();
+        Integer failed = null;
+        for (int index = 0; index < statements.size(); index++) {
+            int before = sinks.size();
+            try {
+                kinds.add(execute(statements.get(index)));
+            } catch (Throwable error) {
+                failure = error;
+                failed = index;
+                break;
+            }
+            for (int i = before; i < sinks.size(); i++) {
+                sinkStatements.add(index);
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("kinds", kinds);
+        out.put("sinks", sinkStatements);
+        out.put("failed", failed);
+        return Json.write(out);
+    }
+
+    /** The error of the statement executeAll stopped at. */
+    public Throwable failure() {
+        return failure;
+    }
+
     private String apply(Operation operation) throws Exception {
         String type = operation.getClass().getSimpleName();
         if (operation instanceof SetOperation) {
@@ -170,6 +217,9 @@ public final class Session {
         }
         if (functions.intercept(operation)) {
             return "function-stand-in";
+        }
+        if (type.equals("AddJarOperation") || type.contains("Function")) {
+            jarsAdded = true;
         }
         tEnv.executeInternal(operation);
         return "ddl";
@@ -228,12 +278,41 @@ public final class Session {
     }
 
     private boolean factoryAvailable(String connector) {
+        if (!jarsAdded) {
+            // No jar added: the session's loader sees the JVM's class path only.
+            return baseFactoryCount(userClassLoader(), connector) == 1;
+        }
         try {
             FactoryUtil.discoverFactory(userClassLoader(), DynamicTableFactory.class, connector);
             return true;
         } catch (RuntimeException e) {
             return false;
         }
+    }
+
+    /** What FactoryUtil.discoverFactory would find for a connector (exactly one: available). */
+    private static int baseFactoryCount(ClassLoader loader, String connector) {
+        Map<String, Integer> known = baseFactories;
+        if (known == null) {
+            Map<String, Integer> found = new HashMap<>();
+            java.util.Iterator<Factory> factories = ServiceLoader.load(Factory.class, loader).iterator();
+            while (true) {
+                try {
+                    if (!factories.hasNext()) {
+                        break;
+                    }
+                    Factory factory = factories.next();
+                    if (factory instanceof DynamicTableFactory) {
+                        found.merge(factory.factoryIdentifier(), 1, Integer::sum);
+                    }
+                } catch (ServiceConfigurationError | NoClassDefFoundError e) {
+                    // A factory whose dependencies are missing cannot be used; Flink skips it too.
+                }
+            }
+            known = found;
+            baseFactories = known;
+        }
+        return known.getOrDefault(connector, 0);
     }
 
     /** The class loader that sees jars added with ADD JAR (a protected field on every version). */
@@ -271,6 +350,21 @@ public final class Session {
         List<ModifyOperation> one = new ArrayList<>();
         one.add(sinks.get(index));
         return tEnv.compilePlan(one).asJsonString();
+    }
+
+    /** {@link #describeTable} of several tables in one call: a JSON object by identifier. */
+    public String describeTables(List<String> serializedIdentifiers) {
+        StringBuilder out = new StringBuilder("{");
+        for (String identifier : serializedIdentifiers) {
+            String described = describeTable(identifier);
+            if (!described.equals("null")) {
+                if (out.length() > 1) {
+                    out.append(',');
+                }
+                out.append(Json.write(identifier)).append(':').append(described);
+            }
+        }
+        return out.append('}').toString();
     }
 
     /**
