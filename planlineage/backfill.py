@@ -1,13 +1,16 @@
 """`extract DIR/ --jobs N`: the lineage of many scripts, with N warm planners side by side.
 
-Each worker thread owns one self-healing planner (its own JVM) and takes the next script from a
-shared queue, so a slow script never holds up the others. One JSON line per script goes to
-stdout as it finishes; progress (on a terminal) and a summary go to stderr.
+Each worker thread owns one planner and takes the next script from a shared queue, so a slow
+script never holds up the others. A warm worker already running for the version (`planlineage
+worker start`) is one of the N: it is warm, so it starts answering at once, and only the rest are
+new JVMs. One JSON line per script goes to stdout as it finishes; progress (on a terminal) and a
+summary with the per-job p50/p95 go to stderr.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import queue
 import sys
 import threading
@@ -16,9 +19,40 @@ from pathlib import Path
 from typing import TextIO
 
 from planlineage.pipeline import ExtractError, extract
+from planlineage.planner import warm
 from planlineage.planner.compiler import PlannerError
-from planlineage.planner.provision import ensure
+from planlineage.planner.provision import Provisioned, ensure
 from planlineage.planner.warm import Limits, SelfHealingPlanner
+
+
+class WarmWorkerPlanner:
+    """The running warm worker of a version as a planner; its own JVM only if the worker fails."""
+
+    def __init__(self, provisioned: Provisioned, limits: Limits | None):
+        self.provisioned = provisioned
+        self.limits = limits
+        self._fallback: SelfHealingPlanner | None = None
+
+    def compile(self, request: dict, timeout: float | None = None) -> dict:
+        if self._fallback is None:
+            answer = warm.compile_warm(self.provisioned.flink.minor, request, timeout or warm.DEFAULT_JOB_TIMEOUT)
+            if answer is not None:
+                return answer
+            self._fallback = SelfHealingPlanner(self.provisioned, self.limits)  # it stopped answering
+        return self._fallback.compile(request, timeout)
+
+    def close(self) -> None:
+        if self._fallback is not None:
+            self._fallback.close()
+
+
+def running_workers(provisioned: Provisioned) -> int:
+    """How many warm workers of this version answer (0 or 1: one per version and user)."""
+    minor = provisioned.flink.minor
+    for info in warm.status():
+        if info.get("state") == "running" and info.get("socket", "").endswith(f"flink-{minor}.sock"):
+            return 1
+    return 0
 
 
 def collect_scripts(paths: list[str]) -> list[Path]:
@@ -52,11 +86,13 @@ def run(
         work.put(script)
     lock = threading.Lock()
     counts = {"ok": 0, "failed": 0}
+    durations: list[float] = []
     started = time.monotonic()
     show_progress = err.isatty()
 
-    def record(line: dict) -> None:
+    def record(line: dict, seconds: float) -> None:
         with lock:
+            durations.append(seconds)
             counts["ok" if line["ok"] else "failed"] += 1
             out.write(json.dumps(line) + "\n")
             out.flush()
@@ -68,19 +104,25 @@ def run(
                 )
                 err.flush()
 
-    def worker() -> None:
-        planner = SelfHealingPlanner(provisioned, limits)
+    def worker(use_warm: bool) -> None:
+        # A new JVM is started by the thread that will use it, so the first scripts go to the
+        # warm worker while the others start.
+        planner = WarmWorkerPlanner(provisioned, limits) if use_warm else SelfHealingPlanner(provisioned, limits)
         try:
             while True:
                 try:
                     script = work.get_nowait()
                 except queue.Empty:
                     return
-                record(_one(script, planner, jars, identity, columns))
+                began = time.monotonic()
+                line = _one(script, planner, jars, identity, columns)
+                record(line, time.monotonic() - began)
         finally:
             planner.close()
 
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, min(jobs, len(scripts))))]
+    slots = max(1, min(jobs, len(scripts)))
+    warm_slots = min(slots, running_workers(provisioned))
+    threads = [threading.Thread(target=worker, args=(i < warm_slots,), daemon=True) for i in range(slots)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -88,14 +130,27 @@ def run(
     elapsed = time.monotonic() - started
     if show_progress:
         err.write("\n")
+    started_jvms = len(threads) - warm_slots
     err.write(
         f"planlineage: {len(scripts)} scripts, {counts['ok']} ok, {counts['failed']} failed, "
-        f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {len(threads)} workers)\n"
+        f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {len(threads)} planners: "
+        f"{warm_slots} warm worker(s) already running, {started_jvms} started); per job "
+        f"p50 {percentile(durations, 50) * 1000:.0f} ms, p95 {percentile(durations, 95) * 1000:.0f} ms\n"
     )
     return counts["ok"], counts["failed"]
 
 
-def _one(script: Path, planner: SelfHealingPlanner, jars: list[str], identity, columns: bool) -> dict:
+def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank percentile (0 for no values)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
+
+
+def _one(
+    script: Path, planner: SelfHealingPlanner | WarmWorkerPlanner, jars: list[str], identity, columns: bool
+) -> dict:
     try:
         text = script.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

@@ -173,3 +173,34 @@ def test_backfill_prints_one_line_per_script_and_a_summary(tmp_path, provisioned
     assert not lines["broken.sql"]["ok"] and "line 1" in lines["broken.sql"]["error"]
     assert "3 scripts, 2 ok, 1 failed" in result.stderr
     assert "cdc-FAKE-secret" not in result.stdout + result.stderr
+
+
+def test_backfill_uses_the_running_worker_and_starts_only_the_rest(worker_dir, tmp_path, provisioned):
+    minor = provisioned.flink.minor
+    warm.start(minor, warm.Limits(), idle_seconds=300)
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"job{i}.sql").write_text(JOB.replace(" o ", f" o{i} ").replace("INTO o ", f"INTO o{i} "))
+
+    def backfill(jobs: int) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "planlineage", "extract", str(folder), "--jobs", str(jobs), "--flink-version", minor],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ),
+        )
+
+    alone = backfill(1)
+    assert alone.returncode == 0, alone.stderr
+    assert "1 planners: 1 warm worker(s) already running, 0 started" in alone.stderr
+    assert status_of(minor)["jobs"] == 4  # every script went to the warm worker: no JVM started
+    sinks = sorted(json.loads(line)["lineage"]["sinks"][0]["table"] for line in alone.stdout.splitlines())
+    assert sinks == [f"{D}o{i}" for i in range(4)]
+    assert "per job p50 " in alone.stderr and " ms, p95 " in alone.stderr
+
+    both = backfill(2)
+    assert both.returncode == 0, both.stderr
+    assert "2 planners: 1 warm worker(s) already running, 1 started" in both.stderr
+    assert len(both.stdout.splitlines()) == 4
