@@ -185,7 +185,17 @@ def test_backfill_uses_the_running_worker_and_starts_only_the_rest(worker_dir, t
 
     def backfill(jobs: int) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "planlineage", "extract", str(folder), "--jobs", str(jobs), "--flink-version", minor],
+            [
+                sys.executable,
+                "-m",
+                "planlineage",
+                "extract",
+                str(folder),
+                "--jobs",
+                str(jobs),
+                "--flink-version",
+                minor,
+            ],
             capture_output=True,
             text=True,
             timeout=300,
