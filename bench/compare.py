@@ -1,7 +1,7 @@
 """planlineage side by side with the static parsers people use instead, in one run.
 
     pip install '.[bench]'    # sqllineage and sqlglot: the benchmark's, never the project's
-    python bench/compare.py [--flink-version 1.20] [--count 192] [--jobs 2] [--cli-runs 5]
+    python bench/compare.py [--flink-version 1.20] [--count 200] [--jobs 2] [--cli-runs 5]
 
 On the generated corpus of bench/corpus.py (realistic Flink SQL jobs with their expected table
 lineage) it measures, per tool: how many scripts it got right (every sink paired with exactly its
@@ -196,7 +196,7 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, subprocess.Co
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flink-version", default="1.20")
-    parser.add_argument("--count", type=int, default=192, help="scripts in the corpus")
+    parser.add_argument("--count", type=int, default=200, help="scripts in the corpus")
     parser.add_argument("--jobs", type=int, default=2, help="planners of the from-cold backfill")
     parser.add_argument("--cli-runs", type=int, default=5)
     parser.add_argument("--static", choices=STATIC_TOOLS, help=argparse.SUPPRESS)  # the child mode

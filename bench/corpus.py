@@ -1,13 +1,13 @@
 """A corpus of realistic Flink SQL jobs with their expected table lineage, generated (seeded).
 
-    python bench/corpus.py OUT_DIR [--count 192]
+    python bench/corpus.py OUT_DIR [--count 200]
 
 writes OUT_DIR/NNN-shape.sql and OUT_DIR/expected.json ({file: {sink: [inputs]}}, tables by
 their short name). The shapes are the ones platforms submit: Kafka to JDBC with filters,
 statement sets of independent INSERTs (each sink pairs with its own inputs), lookup joins,
 window TVF aggregates, CDC sources into upsert sinks, temporary views over joins, CTEs, interval
 and temporal joins, unions, Top-N and deduplication, semi joins, CTAS, batch jobs over files,
-CREATE TABLE ... LIKE, UNNEST, hints, SET and comments. Names, connectors and sizes vary per job.
+CREATE TABLE ... LIKE, UNNEST, MATCH_RECOGNIZE, OVER aggregates, hints, SET and comments. Names, connectors and sizes vary per job.
 An input is every table the sink's rows are read from, lookup and temporal dimension tables and
 sub-query tables included; views count as the tables under them.
 """
@@ -394,6 +394,38 @@ def dedup_then_two_sinks(rng: random.Random) -> tuple[str, Expected]:
     return sql, {first: [a], second: [b]}
 
 
+def match_recognize(rng: random.Random) -> tuple[str, Expected]:
+    (src,) = _names(rng, 1)
+    out = f"{src}_alerts"
+    sql = "\n".join(
+        [
+            "-- three rising amounts within the pattern window: an alert per entity",
+            events(src, rng, _kafka),
+            sink(out, "entity_id BIGINT, first_ts TIMESTAMP(3), last_amount DOUBLE", rng),
+            f"INSERT INTO {out}\nSELECT entity_id, first_ts, last_amount FROM {src}\nMATCH_RECOGNIZE (\n"
+            "  PARTITION BY entity_id ORDER BY ts\n  MEASURES A.ts AS first_ts, C.amount AS last_amount\n"
+            "  ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW\n"
+            f"  PATTERN (A B C) WITHIN INTERVAL '{rng.randint(1, 30)}' MINUTE\n"
+            "  DEFINE B AS B.amount > A.amount, C AS C.amount > B.amount\n) AS m;",
+        ]
+    )
+    return sql, {out: [src]}
+
+
+def over_aggregate(rng: random.Random) -> tuple[str, Expected]:
+    (src,) = _names(rng, 1)
+    out = f"{src}_running"
+    sql = "\n".join(
+        [
+            events(src, rng, _kafka),
+            sink(out, "id BIGINT, entity_id BIGINT, last_hour DOUBLE", rng),
+            f"INSERT INTO {out}\nSELECT id, entity_id,\n  SUM(amount) OVER (PARTITION BY entity_id ORDER BY ts\n"
+            f"    RANGE BETWEEN INTERVAL '{rng.randint(1, 24)}' HOUR PRECEDING AND CURRENT ROW)\nFROM {src};",
+        ]
+    )
+    return sql, {out: [src]}
+
+
 SHAPES: list[Callable[[random.Random], tuple[str, Expected]]] = [
     filter_project,
     statement_set,
@@ -413,10 +445,12 @@ SHAPES: list[Callable[[random.Random], tuple[str, Expected]]] = [
     like_and_hints,
     unnest_tags,
     dedup_then_two_sinks,
+    match_recognize,
+    over_aggregate,
 ]
 
 
-def generate(count: int = 192, seed: int = 16) -> dict[str, tuple[str, Expected]]:
+def generate(count: int = 200, seed: int = 16) -> dict[str, tuple[str, Expected]]:
     """{file name: (script, expected)}, the shapes in turn."""
     rng = random.Random(seed)
     jobs = {}
@@ -427,7 +461,7 @@ def generate(count: int = 192, seed: int = 16) -> dict[str, tuple[str, Expected]
     return jobs
 
 
-def write(folder: Path, count: int = 192, seed: int = 16) -> dict[str, Expected]:
+def write(folder: Path, count: int = 200, seed: int = 16) -> dict[str, Expected]:
     folder.mkdir(parents=True, exist_ok=True)
     expected = {}
     for name, (script, lineage) in generate(count, seed).items():
@@ -440,7 +474,7 @@ def write(folder: Path, count: int = 192, seed: int = 16) -> dict[str, Expected]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
-    parser.add_argument("--count", type=int, default=192)
+    parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--seed", type=int, default=16)
     args = parser.parse_args()
     expected = write(args.out, args.count, args.seed)
