@@ -14,12 +14,10 @@ from test_lifecycle_cli import SQL, configure, single_sink_lineage
 def test_help_imports_the_parser_and_nothing_else(cli):
     found = imported_by(["--help"], env=cli.env)
     assert found["code"] == 0
-    assert found["planlineage"] == [
-        "planlineage",
-        "planlineage.cli",
-        "planlineage.cli.lifecycle",
-        "planlineage.cli.main",
-    ]
+    # The parser modules of every command (and the defaults they show), nothing they run.
+    assert "planlineage.cli.main" in found["planlineage"]
+    running = ("pipeline", "planner", "registry", "emitter", "lifecycle", "settings", "document", "backfill")
+    assert not [m for m in found["planlineage"] if m.split(".")[1:2] and m.split(".")[1] in running]
     assert not set(found["top"]) & {*HEAVY, "sqlite3", "platformdirs", "filelock"}
 
 
