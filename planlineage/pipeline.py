@@ -18,25 +18,18 @@ from planlineage.document import (
     StandIn,
     TableLineage,
 )
+from planlineage.errors import ExtractError, PlannerError, ProvisionError
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm
 from planlineage.planner.columns import column_lineage, stand_in_functions
-from planlineage.planner.compiler import Planner, PlannerError
+from planlineage.planner.compiler import Planner
 from planlineage.planner.function_usage import refine_from_sink_mismatch
-from planlineage.planner.provision import ProvisionError, ensure
+from planlineage.planner.provision import ensure
 from planlineage.planner.request import build_request
 from planlineage.planner.static_lineage import static_lineage
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
 from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.secrets import redact_text
-
-
-class ExtractError(Exception):
-    """The script cannot be compiled. The message names the statement, its line and the reason."""
-
-    def __init__(self, message: str, line: int | None = None):
-        super().__init__(message)
-        self.line = line
 
 
 def read_script(path: str, stdin=None) -> str:

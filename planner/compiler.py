@@ -16,6 +16,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from planlineage.errors import PlannerError, PlannerTimeout
 from planlineage.planner.provision import Provisioned, find_java_tool
 
 #: JVM flags for a short compile: C1 only and the serial collector start measurably faster on
@@ -23,10 +24,6 @@ from planlineage.planner.provision import Provisioned, find_java_tool
 JAVA_OPTIONS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss16m", "-XX:-UsePerfData"]
 START_TIMEOUT = 60.0
 LOG_LIMIT = 5 * 1024 * 1024
-
-
-class PlannerError(RuntimeError):
-    """The planner process could not be started or stopped answering."""
 
 
 class Planner:
@@ -86,7 +83,7 @@ class Planner:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.close()
-                raise PlannerError("the Flink planner did not answer in time")
+                raise PlannerTimeout("the Flink planner did not answer in time")
             try:
                 line = self._lines.get(timeout=remaining)
             except queue.Empty:

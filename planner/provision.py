@@ -25,6 +25,7 @@ from pathlib import Path
 import platformdirs
 from filelock import FileLock
 
+from planlineage.errors import ProvisionError
 from planlineage.flink_versions import FlinkVersion, supported
 
 CACHE_ENV = "PLANLINEAGE_FLINK_CACHE"
@@ -33,10 +34,6 @@ STAND_IN_JAR = "planlineage-standin.jar"
 MARKER = "ready.json"
 #: Bumped when what provisioning produces changes (2: class-data sharing archive).
 LAYOUT = 2
-
-
-class ProvisionError(RuntimeError):
-    """A Flink version could not be provisioned; the message says what to do."""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from planlineage.planner.compiler import Planner, PlannerError
+from planlineage.errors import PlannerError, PlannerTimeout, WorkerError
+from planlineage.planner.compiler import Planner
 from planlineage.planner.provision import Provisioned, ensure
 
 log = logging.getLogger("planlineage.warm")
@@ -49,10 +50,6 @@ WARM_UP = {
     "batch": False,
     "forced_stand_ins": [],
 }
-
-
-class WorkerError(RuntimeError):
-    """A warm worker could not be started or reached."""
 
 
 @dataclass
@@ -91,7 +88,7 @@ class SelfHealingPlanner:
                 answer = planner.compile(request, timeout=self.limits.job_timeout)
             except PlannerError as error:
                 self._discard()
-                timed_out = "in time" in str(error)
+                timed_out = isinstance(error, PlannerTimeout)
                 if timed_out or attempt == 2:
                     # A job that hangs would hang again: report it rather than retry it.
                     reason = f"the job took longer than {self.limits.job_timeout:g} s" if timed_out else str(error)
