@@ -407,6 +407,6 @@ def add_commands(commands) -> None:
     flink.add_argument("--lineage-enable", action="store_true")
     flink.set_defaults(run=cmd_flink_conf)
 
-    hidden = commands.add_parser("_compile-service", help=argparse.SUPPRESS)
+    hidden = commands.add_parser("_compile-service")  # internal: no help, so not listed
     hidden.add_argument("--home", required=True)
     hidden.set_defaults(run=cmd_compile_service)

@@ -96,27 +96,51 @@ def _jars(args) -> list[str]:
     return [*args.jar, *cluster_jars(getattr(args, "flink_home", None))]
 
 
-def cmd_worker(args) -> int:
+def cmd_planner(args) -> int:
     from planlineage.planner import warm
 
     limits = warm.Limits(job_timeout=args.job_timeout, max_jobs=args.max_jobs, max_rss_mb=args.max_rss_mb)
-    if args.worker_command == "serve":
+    if args.planner_command == "serve":
         return warm.serve(args.flink_version, limits, args.idle_timeout)
-    if args.worker_command == "start":
+    if args.planner_command == "start":
         for version in args.flink_version_list or [None]:
             info = warm.start(version, limits, args.idle_timeout)
-            print(f"Flink {info['flink_version']} worker running (pid {info['pid']}, {info['socket']})")
+            print(f"Flink {info['flink_version']} warm planner running (pid {info['pid']}, {info['socket']})")
         return EXIT_OK
-    if args.worker_command == "stop":
+    if args.planner_command == "stop":
         stopped = warm.stop(args.flink_version)
-        print(f"{stopped} worker(s) stopped")
+        print(f"{stopped} warm planner(s) stopped")
         return EXIT_OK
-    workers = warm.status()
-    if not workers:
-        print("no worker running")
-    for info in workers:
+    planners = warm.status()
+    if not planners:
+        print("no warm planner running")
+    for info in planners:
         print(json.dumps(info))
     return EXIT_OK
+
+
+def cmd_worker_deprecated(args) -> int:
+    print("planlineage: `planlineage worker` is deprecated; use `planlineage planner`.", file=sys.stderr)
+    return cmd_planner(args)
+
+
+def _add_planner_commands(parser: argparse.ArgumentParser) -> None:
+    planner_commands = parser.add_subparsers(dest="planner_command", required=True)
+    for name, text in (
+        ("start", "start a warm planner per version (default 1.20)"),
+        ("serve", "run a warm planner in the foreground"),
+        ("stop", "stop warm planners"),
+        ("status", "show running warm planners"),
+    ):
+        sub = planner_commands.add_parser(name, help=text)
+        if name == "start":
+            sub.add_argument("flink_version_list", nargs="*", metavar="VERSION")
+        elif name in ("serve", "stop"):
+            sub.add_argument("--flink-version", default=None)
+        sub.add_argument("--idle-timeout", type=float, default=900.0, help="stop after this many idle seconds")
+        sub.add_argument("--max-jobs", type=int, default=500, help="recycle the JVM after this many jobs")
+        sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")
+        sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
 
 
 def render_table(lineage) -> str:
@@ -255,24 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
     spark_commands.add_parser("list", help="show which Spark versions are provisioned")
     spark.set_defaults(run=cmd_spark)
 
-    worker = commands.add_parser("worker", help="warm planners: one long-lived JVM per Flink version")
-    worker_commands = worker.add_subparsers(dest="worker_command", required=True)
-    for name, text in (
-        ("start", "start a worker per version (default 1.20)"),
-        ("serve", "run a worker in the foreground"),
-        ("stop", "stop workers"),
-        ("status", "show running workers"),
-    ):
-        sub = worker_commands.add_parser(name, help=text)
-        if name == "start":
-            sub.add_argument("flink_version_list", nargs="*", metavar="VERSION")
-        elif name in ("serve", "stop"):
-            sub.add_argument("--flink-version", default=None)
-        sub.add_argument("--idle-timeout", type=float, default=900.0, help="stop after this many idle seconds")
-        sub.add_argument("--max-jobs", type=int, default=500, help="recycle the JVM after this many jobs")
-        sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")
-        sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
-    worker.set_defaults(run=cmd_worker)
+    planner = commands.add_parser("planner", help="warm planners: one long-lived JVM per Flink version")
+    _add_planner_commands(planner)
+    planner.set_defaults(run=cmd_planner)
+    worker = commands.add_parser("worker")  # the old name of `planner`, hidden (no help)
+    _add_planner_commands(worker)
+    worker.set_defaults(run=cmd_worker_deprecated)
 
     from planlineage.cli import lifecycle as lifecycle_commands
 
@@ -280,6 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     importlib.import_module("planlineage.cli.doctor").add_command(commands)
     importlib.import_module("planlineage.cli.graph").add_command(commands)
     importlib.import_module("planlineage.cli.watch").add_command(commands)
+    # Commands registered without help (internal or deprecated) stay out of the usage line too.
+    listed = {action.dest for action in commands._choices_actions}
+    commands.metavar = "{" + ",".join(name for name in commands.choices if name in listed) + "}"
     return parser
 
 

@@ -219,9 +219,9 @@ def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[s
 
 @contextmanager
 def _planner_for(provisioned, planner: Planner | None):
-    """A compile function: the given planner, else the running warm worker, else a cold child.
+    """A compile function: the given planner, else the running warm planner, else a cold child.
 
-    The cold child is started only when the warm worker cannot answer, and then serves the
+    The cold child is started only when the warm planner cannot answer, and then serves the
     rest of this job (a batch job may be compiled twice).
     """
     if planner is not None:
