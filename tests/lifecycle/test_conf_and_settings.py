@@ -129,15 +129,17 @@ def values(**settings):
 
 
 def merge(data: bytes, kind="spark", version="2.0", **settings):
+    """What `spark-conf` (properties, `=`) or `flink-conf` (YAML) makes of `data`, and its warnings."""
     warnings: list[str] = []
     if kind == "spark":
-        fn = listener_conf.spark_entries
+        fn, style = listener_conf.spark_entries, "="
     else:
 
         def fn(v, existing, w):
             return listener_conf.flink_entries(v, version, existing, w)
 
-    out = listener_conf.merge_bytes(data, fn, values(**settings), warn=warnings.append)
+        style = ":"
+    out = listener_conf.merge_bytes(data, fn, values(**settings), warn=warnings.append, default_style=style)
     return out, warnings
 
 
