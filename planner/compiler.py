@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from planlineage.errors import PlannerError, PlannerTimeout
-from planlineage.planner.provision import Provisioned, find_java_tool
+from planlineage.planner.provisioned import Provisioned, find_java_tool
 
 #: JVM flags for a short compile: C1 only and the serial collector start measurably faster on
 #: small machines, and a deep stack lets Calcite plan wide joins.

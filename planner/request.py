@@ -11,7 +11,7 @@ from pathlib import Path
 from planlineage.planner import script as sql_script
 from planlineage.planner.function_usage import function_hints
 from planlineage.planner.insert_parts import inserts
-from planlineage.planner.provision import Provisioned
+from planlineage.planner.provisioned import Provisioned
 
 #: Planning these connectors touches external systems (the filesystem connector lists paths and
 #: partitions), so they are always compiled through the stand-in; identity uses their options.

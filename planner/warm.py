@@ -28,6 +28,7 @@ from pathlib import Path
 from planlineage.errors import PlannerError, PlannerTimeout, WorkerError
 from planlineage.planner.compiler import Planner
 from planlineage.planner.provision import Provisioned, ensure
+from planlineage.planner.warm_up import WARM_UP
 
 log = logging.getLogger("planlineage.warm")
 
@@ -37,19 +38,6 @@ DEFAULT_MAX_JOBS = 500
 DEFAULT_MAX_RSS_MB = 600
 DEFAULT_JOB_TIMEOUT = 120.0
 CONNECT_TIMEOUT = 0.5
-
-
-#: A job that loads the planner's classes, compiled once when a warm planner starts.
-WARM_UP = {
-    "statements": [
-        {"sql": "CREATE TABLE s (a INT, b STRING) WITH ('connector' = 'datagen')", "line": 1},
-        {"sql": "CREATE TABLE o (a INT, n BIGINT) WITH ('connector' = 'blackhole')", "line": 1},
-        {"sql": "INSERT INTO o SELECT a, COUNT(b) FROM s GROUP BY a", "line": 1},
-    ],
-    "config": {"execution.runtime-mode": "streaming"},
-    "batch": False,
-    "forced_stand_ins": [],
-}
 
 
 @dataclass
