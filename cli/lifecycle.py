@@ -84,8 +84,8 @@ def cmd_settings(args) -> int:
             raw = args.value
             if raw == "-":  # from stdin: a value on the command line is readable by other local users
                 raw = sys.stdin.readline().rstrip("\r\n")
-            value = settings.set(args.key, raw)
-            print(f"{args.key} = {masked(args.key, value)}")
+            stored = settings.set(args.key, raw)
+            print(f"{args.key} = {masked(args.key, stored)}")
         elif args.settings_command == "unset":
             settings.unset(args.key)
         elif args.settings_command == "get":

@@ -178,6 +178,7 @@ def merge_text(
         indent = _json_indent(text)
         out = json.dumps(data, indent=indent, ensure_ascii=False).replace("\n", newline)
         return out + (newline if text.endswith("\n") else "")
+    style: str | None
     try:
         if syntax == "yaml":
             existing, style = conf_syntax.yaml_keys(text), ":"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from planlineage.document import (
     Column,
@@ -25,6 +26,7 @@ from planlineage.planner.columns import column_lineage, stand_in_functions
 from planlineage.planner.compiler import Planner
 from planlineage.planner.function_usage import refine_from_sink_mismatch
 from planlineage.planner.provision import ensure
+from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
 from planlineage.planner.static_lineage import static_lineage
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
@@ -44,12 +46,20 @@ def read_script(path: str, stdin=None) -> str:
         raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
 
 
+class JobCompiler(Protocol):
+    """What compiles jobs for `extract`: a `Planner` (one JVM) or a self-healing warm one."""
+
+    provisioned: Provisioned
+
+    def compile(self, request: dict, timeout: float = ...) -> dict: ...
+
+
 def extract(
     script: str,
     flink_version: str | None = None,
     jars: list[str] | None = None,
     identity: IdentityConfig | None = None,
-    planner: Planner | None = None,
+    planner: JobCompiler | None = None,
     timeout: float = 300.0,
     columns: bool = False,
 ) -> JobLineage:
@@ -218,7 +228,7 @@ def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[s
 
 
 @contextmanager
-def _planner_for(provisioned, planner: Planner | None):
+def _planner_for(provisioned, planner: JobCompiler | None):
     """A compile function: the given planner, else the running warm planner, else a cold child.
 
     The cold child is started only when the warm planner cannot answer, and then serves the

@@ -7,6 +7,7 @@ workers all send the very same request for the same script.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from planlineage.planner import script as sql_script
 from planlineage.planner.function_usage import function_hints
@@ -32,7 +33,7 @@ def build_request(
     jars: list[str],
     replan_batch: bool = False,
     table_schemas: dict[str, dict[str, str]] | None = None,
-) -> tuple[dict, list[sql_script.Statement], str]:
+) -> tuple[dict, list[sql_script.Statement], Literal["streaming", "batch"]]:
     """The compile server request for a script, the statements it sends, and the runtime mode.
 
     A batch job on a version whose batch planner cannot compile plans (or whose batch plan failed

@@ -123,7 +123,7 @@ def process_tree_rss_mb(pid: int) -> float:
 
 
 def _descendants(pid: int) -> list[int]:
-    found = []
+    found: list[int] = []
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:

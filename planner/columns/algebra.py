@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 DIRECT, INDIRECT = "DIRECT", "INDIRECT"
 
@@ -147,7 +148,7 @@ def indirect(step: Transformation, *lineages: Lineage) -> dict[Origin, frozenset
     return apply_step(union(*lineages), step)
 
 
-def lineage_of(fields: list[Field], indexes: Iterable[int]) -> dict[Origin, frozenset[Transformation]]:
+def lineage_of(fields: list[Field], indexes: Iterable[Any]) -> dict[Origin, frozenset[Transformation]]:
     return union(*(field_at(fields, i).origins for i in indexes))
 
 

@@ -57,7 +57,7 @@ def plain_type(value) -> str | None:
     """A type without nullability and time-attribute markers, to tell a value-preserving CAST."""
     if isinstance(value, dict):
         root = {"TIMESTAMP_WITHOUT_TIME_ZONE": "TIMESTAMP", "TIMESTAMP_WITH_LOCAL_TIME_ZONE": "TIMESTAMP_LTZ"}.get(
-            value.get("type")
+            str(value.get("type"))
         )
         if root and isinstance(value.get("precision"), int):
             return f"{root}({value['precision']})"

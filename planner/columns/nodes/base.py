@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from planlineage.planner.columns.algebra import Field, Relation, Unreadable, field_at, lineage_of
 
@@ -17,10 +18,13 @@ Handler = Callable[["Node"], Relation]
 HANDLERS: dict[str, Handler] = {}
 
 
-def handles(*ops: str) -> Callable[[Handler], Handler]:
-    """Registers the decorated handler for these node kinds."""
+H = TypeVar("H", bound=Callable[..., Relation])
 
-    def register(handler: Handler) -> Handler:
+
+def handles(*ops: str) -> Callable[[H], H]:
+    """Registers the decorated handler for these node kinds (and leaves it as it is)."""
+
+    def register(handler: H) -> H:
         for op in ops:
             if op in HANDLERS:
                 raise ValueError(f"node kind {op!r} has two handlers")
