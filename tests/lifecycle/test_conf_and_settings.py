@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from lifecycle_helpers import lineage_settings
 
 from planlineage.emitter.store import Store
 from planlineage.lifecycle import listener_conf, runs
@@ -121,11 +122,7 @@ def test_submission_records_a_pending_run_with_a_uuid7(private_home):
 
 
 def values(**settings):
-    base = {"lineage.address": "http://127.0.0.1:8090", "lineage.token": TOKEN, "lineage.flink-listener": "true"}
-    base.update(settings)
-    result = Settings(Store("/nonexistent/planlineage-test.db"), environ={}).list()
-    result.update({k: (v, "store") for k, v in base.items() if v is not None})
-    return result
+    return lineage_settings(TOKEN, **settings)
 
 
 def merge(data: bytes, kind="spark", version="2.0", **settings):

@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from lifecycle_helpers import lineage_settings
 
-from planlineage.emitter.store import Store
 from planlineage.lifecycle import conf_syntax, listener_conf
-from planlineage.settings import Settings
 
 TOKEN = "tok-FAKE-1234567890"
 
 
 def values(**settings):
-    base = {"lineage.address": "http://127.0.0.1:8090", "lineage.token": TOKEN, "lineage.flink-listener": "true"}
-    base.update(settings)
-    result = Settings(Store("/nonexistent/planlineage-test.db"), environ={}).list()
-    result.update({k: (v, "store") for k, v in base.items() if v is not None})
-    return result
+    return lineage_settings(TOKEN, **settings)
 
 
 def flink_conf(text: str, **settings) -> tuple[str, list[str]]:
