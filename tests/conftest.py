@@ -1,6 +1,6 @@
 """Fixtures shared by every test folder. Helper modules are importable by name through pytest's
 `pythonpath` (pyproject.toml): `gravitino_server` (tests/), `emitter_fixtures` (tests/emitter/),
-`lifecycle_helpers` (tests/lifecycle/)."""
+`lifecycle_helpers` (tests/lifecycle/), `chromium` (tests/graph/), `graph_render` (bench/)."""
 
 from __future__ import annotations
 
