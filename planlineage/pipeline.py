@@ -102,10 +102,10 @@ def extract(
             answer = compile_job(request, timeout)
         answer = retype_stand_in_functions(answer, request, sent, compile_job, timeout)
     if not answer.get("ok"):
-        error = _compile_error(answer.get("error") or {}, sent, secrets)
-        degraded = _static_fallback(answer, statements, sent, identity, secrets, error)
+        failure = _compile_error(answer.get("error") or {}, sent, secrets)
+        degraded = _static_fallback(answer, statements, sent, identity, secrets, failure)
         if degraded is None:
-            raise error
+            raise failure
         return JobLineage(
             flink_version=provisioned.flink.version,
             runtime_mode=mode,

@@ -6,6 +6,7 @@ workers all send the very same request for the same script.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -32,7 +33,7 @@ def build_request(
     provisioned: Provisioned,
     jars: list[str],
     replan_batch: bool = False,
-    table_schemas: dict[str, dict[str, str]] | None = None,
+    table_schemas: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict, list[sql_script.Statement], Literal["streaming", "batch"]]:
     """The compile server request for a script, the statements it sends, and the runtime mode.
 
