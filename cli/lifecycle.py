@@ -14,7 +14,6 @@ Promises (docs/lifecycle.md):
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
 import os
