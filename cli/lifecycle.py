@@ -14,7 +14,6 @@ Promises (docs/lifecycle.md):
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
 import os
@@ -85,8 +84,8 @@ def cmd_settings(args) -> int:
             raw = args.value
             if raw == "-":  # from stdin: a value on the command line is readable by other local users
                 raw = sys.stdin.readline().rstrip("\r\n")
-            value = settings.set(args.key, raw)
-            print(f"{args.key} = {masked(args.key, value)}")
+            stored = settings.set(args.key, raw)
+            print(f"{args.key} = {masked(args.key, stored)}")
         elif args.settings_command == "unset":
             settings.unset(args.key)
         elif args.settings_command == "get":
@@ -420,6 +419,6 @@ def add_commands(commands) -> None:
     flink.add_argument("--lineage-enable", action="store_true")
     flink.set_defaults(run=cmd_flink_conf)
 
-    hidden = commands.add_parser("_compile-service", help=argparse.SUPPRESS)
+    hidden = commands.add_parser("_compile-service")  # internal: no help, so not listed
     hidden.add_argument("--home", required=True)
     hidden.set_defaults(run=cmd_compile_service)

@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 from planlineage import __version__
+from planlineage.errors import EXIT_INPUT, InputError, PlanlineageError
 
 EXIT_OK = 0
-EXIT_FAILED = 2  # the input cannot be processed (bad SQL, bad options, bad rules file)
-EXIT_ENVIRONMENT = 3  # the machine lacks something (a Flink version cannot be provisioned, no Java)
 
 log = logging.getLogger("planlineage")
 
@@ -21,7 +20,10 @@ log = logging.getLogger("planlineage")
 def _read_script(path: str) -> str:
     from planlineage.pipeline import read_script  # bytes in: undecodable input is an ExtractError
 
-    return read_script(path)
+    try:
+        return read_script(path)
+    except OSError as error:
+        raise InputError(f"cannot read {path}: {error.strerror}.") from None
 
 
 def _identity_config(args):
@@ -35,44 +37,28 @@ def _identity_config(args):
 
 
 def cmd_extract(args) -> int:
-    from planlineage.pipeline import ExtractError, PlannerError, ProvisionError, extract
-    from planlineage.registry import ConfigError
+    from planlineage.pipeline import extract
 
     if len(args.script) > 1 or Path(args.script[0]).is_dir():
         if args.engine == "spark":
-            print("planlineage: --engine spark extracts one script at a time; pass a single file.", file=sys.stderr)
-            return EXIT_FAILED
+            raise InputError("--engine spark extracts one script at a time; pass a single file.")
         return cmd_backfill(args)
-    try:
-        script = _read_script(args.script[0])
-    except OSError as error:
-        print(f"planlineage: cannot read {args.script[0]}: {error.strerror}.", file=sys.stderr)
-        return EXIT_FAILED
-    except ExtractError as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_FAILED
-    try:
-        identity = _identity_config(args)
-        if args.engine == "spark":
-            from planlineage.spark import extract as spark_extract
+    script = _read_script(args.script[0])
+    identity = _identity_config(args)
+    if args.engine == "spark":
+        from planlineage.spark import extract as spark_extract
 
-            if args.jar:
-                print("planlineage: --jar applies to Flink only; ignored for Spark.", file=sys.stderr)
+        if args.jar:
+            print("planlineage: --jar applies to Flink only; ignored for Spark.", file=sys.stderr)
 
-            conf = dict(pair.split("=", 1) for pair in args.spark_conf)
-            lineage = spark_extract(
-                script, spark_version=args.spark_version, identity=identity, conf=conf, columns=args.columns
-            )
-        else:
-            lineage = extract(
-                script, flink_version=args.flink_version, jars=_jars(args), identity=identity, columns=args.columns
-            )
-    except (ExtractError, ConfigError, ValueError) as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_FAILED
-    except (ProvisionError, PlannerError) as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+        conf = dict(pair.split("=", 1) for pair in args.spark_conf)
+        lineage = spark_extract(
+            script, spark_version=args.spark_version, identity=identity, conf=conf, columns=args.columns
+        )
+    else:
+        lineage = extract(
+            script, flink_version=args.flink_version, jars=_jars(args), identity=identity, columns=args.columns
+        )
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     if fmt == "json":
         print(json.dumps(lineage.to_json_dict(), indent=2))
@@ -88,30 +74,19 @@ def cmd_extract(args) -> int:
 def cmd_backfill(args) -> int:
     """Many scripts: one JSON line each on stdout; exit 0 when all compiled, 2 when any failed."""
     from planlineage import backfill
-    from planlineage.planner.provision import ProvisionError
-    from planlineage.registry import ConfigError
 
     scripts = backfill.collect_scripts(args.script)
     if not scripts:
-        print("planlineage: no .sql scripts found in " + ", ".join(args.script), file=sys.stderr)
-        return EXIT_FAILED
-    try:
-        identity = _identity_config(args)
-        _, failed = backfill.run(
-            scripts,
-            flink_version=args.flink_version,
-            jars=_jars(args),
-            identity=identity,
-            jobs=args.jobs,
-            columns=args.columns,
-        )
-    except (ConfigError, ValueError) as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_FAILED
-    except ProvisionError as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
-    return EXIT_FAILED if failed else EXIT_OK
+        raise InputError("no .sql scripts found in " + ", ".join(args.script))
+    _, failed = backfill.run(
+        scripts,
+        flink_version=args.flink_version,
+        jars=_jars(args),
+        identity=_identity_config(args),
+        jobs=args.jobs,
+        columns=args.columns,
+    )
+    return EXIT_INPUT if failed else EXIT_OK
 
 
 def _jars(args) -> list[str]:
@@ -121,32 +96,51 @@ def _jars(args) -> list[str]:
     return [*args.jar, *cluster_jars(getattr(args, "flink_home", None))]
 
 
-def cmd_worker(args) -> int:
+def cmd_planner(args) -> int:
     from planlineage.planner import warm
-    from planlineage.planner.provision import ProvisionError
 
     limits = warm.Limits(job_timeout=args.job_timeout, max_jobs=args.max_jobs, max_rss_mb=args.max_rss_mb)
-    try:
-        if args.worker_command == "serve":
-            return warm.serve(args.flink_version, limits, args.idle_timeout)
-        if args.worker_command == "start":
-            for version in args.flink_version_list or [None]:
-                info = warm.start(version, limits, args.idle_timeout)
-                print(f"Flink {info['flink_version']} worker running (pid {info['pid']}, {info['socket']})")
-            return EXIT_OK
-        if args.worker_command == "stop":
-            stopped = warm.stop(args.flink_version)
-            print(f"{stopped} worker(s) stopped")
-            return EXIT_OK
-        workers = warm.status()
-        if not workers:
-            print("no worker running")
-        for info in workers:
-            print(json.dumps(info))
+    if args.planner_command == "serve":
+        return warm.serve(args.flink_version, limits, args.idle_timeout)
+    if args.planner_command == "start":
+        for version in args.flink_version_list or [None]:
+            info = warm.start(version, limits, args.idle_timeout)
+            print(f"Flink {info['flink_version']} warm planner running (pid {info['pid']}, {info['socket']})")
         return EXIT_OK
-    except (warm.WorkerError, ProvisionError) as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+    if args.planner_command == "stop":
+        stopped = warm.stop(args.flink_version)
+        print(f"{stopped} warm planner(s) stopped")
+        return EXIT_OK
+    planners = warm.status()
+    if not planners:
+        print("no warm planner running")
+    for info in planners:
+        print(json.dumps(info))
+    return EXIT_OK
+
+
+def cmd_worker_deprecated(args) -> int:
+    print("planlineage: `planlineage worker` is deprecated; use `planlineage planner`.", file=sys.stderr)
+    return cmd_planner(args)
+
+
+def _add_planner_commands(parser: argparse.ArgumentParser) -> None:
+    planner_commands = parser.add_subparsers(dest="planner_command", required=True)
+    for name, text in (
+        ("start", "start a warm planner per version (default 1.20)"),
+        ("serve", "run a warm planner in the foreground"),
+        ("stop", "stop warm planners"),
+        ("status", "show running warm planners"),
+    ):
+        sub = planner_commands.add_parser(name, help=text)
+        if name == "start":
+            sub.add_argument("flink_version_list", nargs="*", metavar="VERSION")
+        elif name in ("serve", "stop"):
+            sub.add_argument("--flink-version", default=None)
+        sub.add_argument("--idle-timeout", type=float, default=900.0, help="stop after this many idle seconds")
+        sub.add_argument("--max-jobs", type=int, default=500, help="recycle the JVM after this many jobs")
+        sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")
+        sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
 
 
 def render_table(lineage) -> str:
@@ -172,20 +166,15 @@ def render_table(lineage) -> str:
 
 
 def cmd_identity(args) -> int:
-    from planlineage.registry import ConfigError, resolve
+    from planlineage.registry import resolve
 
     try:
         options = json.loads(args.options)
         if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
             raise ValueError("expected a JSON object of string options")
-        identity = _identity_config(args)
     except ValueError as error:
-        print(f"planlineage: the options are not a JSON object of strings ({error}).", file=sys.stderr)
-        return EXIT_FAILED
-    except ConfigError as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_FAILED
-    resolution = resolve(options, table=args.table or "", config=identity)
+        raise InputError(f"the options are not a JSON object of strings ({error}).") from None
+    resolution = resolve(options, table=args.table or "", config=_identity_config(args))
     print(
         json.dumps(
             {
@@ -199,34 +188,25 @@ def cmd_identity(args) -> int:
 
 
 def cmd_flink(args) -> int:
-    from planlineage.planner.provision import ProvisionError, ensure, list_installed
+    from planlineage.planner.provision import ensure, list_installed
 
-    if args.flink_command == "list":
-        for minor, info in list_installed().items():
-            print(f"{minor:<5} {info['version']:<7} {info['state']:<14} {info['path']}")
-        return EXIT_OK
-    try:
-        for version in args.versions:
-            ensure(version, force=True)
-    except ProvisionError as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
-    return EXIT_OK
+    return _engine_versions(args.flink_command, args, ensure, list_installed)
 
 
 def cmd_spark(args) -> int:
-    from planlineage.spark.provision import ProvisionError, ensure, list_installed
+    from planlineage.spark.provision import ensure, list_installed
 
-    if args.spark_command == "list":
+    return _engine_versions(args.spark_command, args, ensure, list_installed)
+
+
+def _engine_versions(command: str, args, ensure, list_installed) -> int:
+    """`list`: what an engine's cache holds; `install`: (re)provision the versions asked for."""
+    if command == "list":
         for minor, info in list_installed().items():
             print(f"{minor:<5} {info['version']:<7} {info['state']:<14} {info['path']}")
         return EXIT_OK
-    try:
-        for version in args.versions:
-            ensure(version, force=True)
-    except ProvisionError as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+    for version in args.versions:
+        ensure(version, force=True)
     return EXIT_OK
 
 
@@ -299,24 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
     spark_commands.add_parser("list", help="show which Spark versions are provisioned")
     spark.set_defaults(run=cmd_spark)
 
-    worker = commands.add_parser("worker", help="warm planners: one long-lived JVM per Flink version")
-    worker_commands = worker.add_subparsers(dest="worker_command", required=True)
-    for name, text in (
-        ("start", "start a worker per version (default 1.20)"),
-        ("serve", "run a worker in the foreground"),
-        ("stop", "stop workers"),
-        ("status", "show running workers"),
-    ):
-        sub = worker_commands.add_parser(name, help=text)
-        if name == "start":
-            sub.add_argument("flink_version_list", nargs="*", metavar="VERSION")
-        elif name in ("serve", "stop"):
-            sub.add_argument("--flink-version", default=None)
-        sub.add_argument("--idle-timeout", type=float, default=900.0, help="stop after this many idle seconds")
-        sub.add_argument("--max-jobs", type=int, default=500, help="recycle the JVM after this many jobs")
-        sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")
-        sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
-    worker.set_defaults(run=cmd_worker)
+    planner = commands.add_parser("planner", help="warm planners: one long-lived JVM per Flink version")
+    _add_planner_commands(planner)
+    planner.set_defaults(run=cmd_planner)
+    worker = commands.add_parser("worker")  # the old name of `planner`, hidden (no help)
+    _add_planner_commands(worker)
+    worker.set_defaults(run=cmd_worker_deprecated)
 
     from planlineage.cli import lifecycle as lifecycle_commands
 
@@ -325,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     importlib.import_module("planlineage.cli.graph").add_command(commands)
     importlib.import_module("planlineage.cli.watch").add_command(commands)
     importlib.import_module("planlineage.cli.store").add_commands(commands)
+    # Commands registered without help (internal or deprecated) stay out of the usage line too.
+    listed = {action.dest for action in commands._choices_actions}
+    commands.metavar = "{" + ",".join(name for name in commands.choices if name in listed) + "}"
     return parser
 
 
@@ -333,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
+    except PlanlineageError as error:  # the one place an error becomes a message and an exit code
+        print(f"planlineage: {error}", file=sys.stderr)
+        return error.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (`| head`): not an error of ours

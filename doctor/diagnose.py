@@ -42,7 +42,7 @@ def load_events(event_files: Sequence[str], state: bool) -> tuple[list[dict], li
 def diagnose(event_files: Sequence[str] = (), state: bool = False, rules: str | None = None) -> Report:
     """Raises UnreadableInput when an input cannot be read (or a rules file cannot be loaded)."""
     events, sql, sources, state_rules = load_events(event_files, state)
-    resolvers = ()
+    resolvers: Sequence = ()
     rules = rules or state_rules
     if rules:
         from planlineage.registry import ConfigError, load_config

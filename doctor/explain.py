@@ -184,15 +184,18 @@ def _resolver_fix(members: list[DatasetSeen], resolvers: Sequence[NamespaceResol
         prefix = f"spark.openlineage.dataset.namespaceResolvers.{resolver.name}"
         kind = {"HostListResolver": "hostList", "PatternResolver": "pattern", "PatternGroupResolver": "patternGroup"}
         settings = [f"{prefix}.type={kind.get(type(resolver).__name__, type(resolver).__name__)}"]
-        if getattr(resolver, "hosts", None):
-            settings.append(f"{prefix}.hosts=[{';'.join(resolver.hosts)}]")
-        if getattr(resolver, "regex", None) is not None:
-            java_regex = resolver.regex.pattern.replace("(?P<", "(?<")  # back to Java's group syntax
+        # Each resolver kind has its own fields (registry/resolvers.py); read those it has.
+        hosts, regex = getattr(resolver, "hosts", None), getattr(resolver, "regex", None)
+        group, schema = getattr(resolver, "matching_group", None), getattr(resolver, "schema", None)
+        if hosts:
+            settings.append(f"{prefix}.hosts=[{';'.join(hosts)}]")
+        if regex is not None:
+            java_regex = regex.pattern.replace("(?P<", "(?<")  # back to Java's group syntax
             settings.append(f"{prefix}.regex={java_regex}")
-        if getattr(resolver, "matching_group", None):
-            settings.append(f"{prefix}.matchingGroup={resolver.matching_group}")
-        if getattr(resolver, "schema", None):
-            settings.append(f"{prefix}.schema={resolver.schema}")
+        if group:
+            settings.append(f"{prefix}.matchingGroup={group}")
+        if schema:
+            settings.append(f"{prefix}.schema={schema}")
         sides = "; ".join(_side(m) for m in raw)
         reason = f"namespace resolver `{resolver.name}` of the rules file joins them, but {sides}"
         fix = (

@@ -30,12 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from planlineage.errors import InputError
+
 _DECODER = json.JSONDecoder()
 #: Attempts per line to find the JSON object after a prefix (a log line can hold many `{`).
 _MAX_ATTEMPTS = 8
 
 
-class UnreadableInput(Exception):
+class UnreadableInput(InputError):
     """An input that cannot be read as OpenLineage events; the message says what to do."""
 
 

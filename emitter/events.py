@@ -322,6 +322,5 @@ def to_json(event: RunEvent) -> str:
 
 def event_key(payload: dict[str, Any] | str) -> tuple[str, str, str]:
     """``(runId, job name, eventType)`` of a serialized event."""
-    if isinstance(payload, str):
-        payload = json.loads(payload)
-    return (payload["run"]["runId"], payload["job"]["name"], payload["eventType"])
+    event = json.loads(payload) if isinstance(payload, str) else payload
+    return (event["run"]["runId"], event["job"]["name"], event["eventType"])

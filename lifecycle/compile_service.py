@@ -12,6 +12,8 @@ submissions at once start 20 JVMs on the platform's machine and slows the platfo
   ``max(1, cores - 1)``), shared by the Flink versions the jobs ask for: a version's planner is
   kept warm (:class:`~planlineage.planner.warm.SelfHealingPlanner`: replaced when it dies, hangs
   or grows), an idle one of another version is stopped to make room.
+* **A running warm planner first**: one started with ``planlineage planner start`` answers
+  before the pool's own planner of that version is started (as for ``extract``).
 * **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): its compile threads and the JVMs they
   start, so the platform's own work goes first; not the threads that write the database (a niced
   lock holder would make every command wait).
@@ -176,6 +178,14 @@ class _Slot:
 
     def compile(self, request: dict, timeout: float | None = None) -> dict:
         healing = self._planner()
+        # A warm planner the user started (`planlineage planner start`) answers first, as it does
+        # for `extract`: no second JVM for that version while it runs. This slot still holds its
+        # pool place, so the bound on the service's own JVMs is unchanged.
+        from planlineage.planner import warm
+
+        answer = warm.compile_warm(healing.provisioned.flink.minor, request, healing.limits.job_timeout)
+        if answer is not None:
+            return answer
         self._on_start(healing._running().pid)  # recorded before the compile: a death under it
         answer = healing.compile(request, timeout)
         self._on_start(healing.planner_pid)  # a replacement started by the compile

@@ -1,10 +1,12 @@
 """``spark-conf`` / ``flink-conf``: add the official OpenLineage listener to a job's configuration.
 
-Input and output are the same format: a JSON object, or Java-properties text (``key=value``,
-``key: value`` as in ``flink-conf.yaml``/``config.yaml``, or ``key value`` as in
-``spark-defaults.conf``).  A key the user set is never changed; new keys are appended (properties)
-or added at the end of the object (JSON).  When nothing is added the input is returned byte for
-byte.
+Input and output are the same format: a JSON object, Flink's YAML ``config.yaml`` (nested or
+flat keys, read with a real YAML parser) or Spark's Java-properties text (``key=value``,
+``key: value`` or ``key value`` as in ``spark-defaults.conf``), see
+:mod:`planlineage.lifecycle.conf_syntax`.  A key the user set is never changed; new keys are
+appended after the user's text, which is kept byte for byte, in its own syntax and line ends
+(YAML, properties) or added at the end of the object (JSON).  When nothing is added the input is
+returned byte for byte.
 
 Spark: ``spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener`` and the
 ``spark.openlineage.transport.*`` / ``spark.openlineage.namespace`` keys of openlineage-spark
@@ -22,8 +24,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from planlineage.emitter.transports.base import GRAVITINO_ENDPOINT, HTTP_ENDPOINT, HTTP_KINDS
+from planlineage.lifecycle import conf_syntax
+from planlineage.lifecycle.conf_syntax import parse_properties, yaml_keys  # noqa: F401 - the readers, re-exported
 from planlineage.settings import namespace_of
 
 SPARK_LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
@@ -61,35 +66,58 @@ def flink_knows_listener_option(version: str | None) -> bool:
     return (int(match.group(1)), int(match.group(2))) >= FLINK_LISTENER_SINCE
 
 
-def spark_entries(values: Values, existing: Mapping[str, str], warn: Warn) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class Listener:
+    """One engine's OpenLineage listener: the option naming it and where its own settings live."""
+
+    engine: str
+    option: str  # the engine option listing listener classes
+    listener: str  # the class (or factory) of the OpenLineage integration
+    prefix: str  # the integration's settings: <prefix>transport.*, <prefix><namespace_key>
+    namespace_key: str
+
+
+SPARK = Listener("Spark", "spark.extraListeners", SPARK_LISTENER, "spark.openlineage.", "namespace")
+FLINK = Listener("Flink", FLINK_LISTENER_OPTION, FLINK_LISTENER_FACTORY, "openlineage.", "job.namespace")
+
+
+def listener_entries(
+    listener: Listener, values: Values, existing: Mapping[str, str], warn: Warn
+) -> list[tuple[str, str]]:
+    """The entries naming the listener, its transport and namespace, minus what the user set."""
     transport = _transport(values, warn)
     if transport is None:
         return []
     url, endpoint, token = transport
     entries: list[tuple[str, str]] = []
-    listeners = existing.get("spark.extraListeners")
+    listeners = existing.get(listener.option)
     if listeners is None:
-        entries.append(("spark.extraListeners", SPARK_LISTENER))
-    elif SPARK_LISTENER not in listeners:
+        entries.append((listener.option, listener.listener))
+    elif listener.listener not in listeners:
         warn(
-            "spark.extraListeners is set by the application and left as is: add "
-            f"{SPARK_LISTENER} to it for Spark lineage"
+            f"{listener.option} is set by the application and left as is: add "
+            f"{listener.listener} to it for {listener.engine} lineage"
         )
-    if any(k.startswith("spark.openlineage.transport.") for k in existing):
-        warn("the application sets spark.openlineage.transport.* itself; its transport is left as is")
+    transport_prefix = listener.prefix + "transport."
+    if any(k.startswith(transport_prefix) for k in existing):
+        warn(f"the application sets {transport_prefix}* itself; its transport is left as is")
     else:
         entries += [
-            ("spark.openlineage.transport.type", "http"),
-            ("spark.openlineage.transport.url", url),
-            ("spark.openlineage.transport.endpoint", endpoint),
+            (transport_prefix + "type", "http"),
+            (transport_prefix + "url", url),
+            (transport_prefix + "endpoint", endpoint),
         ]
         if token:
             entries += [
-                ("spark.openlineage.transport.auth.type", "api_key"),
-                ("spark.openlineage.transport.auth.apiKey", token),
+                (transport_prefix + "auth.type", "api_key"),
+                (transport_prefix + "auth.apiKey", token),
             ]
-    entries.append(("spark.openlineage.namespace", namespace_of(values)))
+    entries.append((listener.prefix + listener.namespace_key, namespace_of(values)))
     return entries
+
+
+def spark_entries(values: Values, existing: Mapping[str, str], warn: Warn) -> list[tuple[str, str]]:
+    return listener_entries(SPARK, values, existing, warn)
 
 
 def flink_entries(
@@ -100,114 +128,10 @@ def flink_entries(
     if not flink_knows_listener_option(version):
         warn(f"Flink {version} has no {FLINK_LISTENER_OPTION} (Flink 2.0 and later); no listener added")
         return []
-    transport = _transport(values, warn)
-    if transport is None:
-        return []
-    url, endpoint, token = transport
-    entries: list[tuple[str, str]] = []
-    listeners = existing.get(FLINK_LISTENER_OPTION)
-    if listeners is None:
-        entries.append((FLINK_LISTENER_OPTION, FLINK_LISTENER_FACTORY))
-    elif FLINK_LISTENER_FACTORY not in listeners:
-        warn(
-            f"{FLINK_LISTENER_OPTION} is set by the application and left as is: add "
-            f"{FLINK_LISTENER_FACTORY} to it for Flink lineage"
-        )
-    if any(k.startswith("openlineage.transport.") for k in existing):
-        warn("the application sets openlineage.transport.* itself; its transport is left as is")
-    else:
-        entries += [
-            ("openlineage.transport.type", "http"),
-            ("openlineage.transport.url", url),
-            ("openlineage.transport.endpoint", endpoint),
-        ]
-        if token:
-            entries += [
-                ("openlineage.transport.auth.type", "api_key"),
-                ("openlineage.transport.auth.apiKey", token),
-            ]
-    entries.append(("openlineage.job.namespace", namespace_of(values)))
-    return entries
+    return listener_entries(FLINK, values, existing, warn)
 
 
 # -- formats ----------------------------------------------------------------------------------
-
-
-def _logical_lines(text: str) -> list[str]:
-    """Java-properties logical lines (a line ending in an odd number of backslashes continues)."""
-    lines: list[str] = []
-    buffer = ""
-    for raw in text.splitlines():
-        line = raw.lstrip() if buffer else raw
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:
-            buffer += line[:-1]
-            continue
-        lines.append(buffer + line)
-        buffer = ""
-    if buffer:
-        lines.append(buffer)
-    return lines
-
-
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", lambda m: {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(m.group(1), m.group(1)), text)
-
-
-def parse_properties(text: str) -> tuple[dict[str, str], str | None]:
-    """``(key -> value, separator style)``; style is ``=``, ``:`` or `` `` of the first entry."""
-    found: dict[str, str] = {}
-    style = None
-    for line in _logical_lines(text):
-        stripped = line.lstrip()
-        if not stripped or stripped[0] in "#!":
-            continue
-        match = re.match(r"((?:\\.|[^\\=:\s])*)(\s*[=:]\s*|\s+)(.*)$", stripped)
-        if not match:
-            continue
-        key = _unescape(match.group(1))
-        if not key:
-            continue
-        separator = match.group(2).strip() or " "
-        style = style or separator
-        found[key] = _unescape(match.group(3).strip())
-    return found, style
-
-
-def yaml_keys(text: str) -> dict[str, str]:
-    """Flattened keys of a block-mapping YAML (``config.yaml`` of Flink 2 may nest options)."""
-    found: dict[str, str] = {}
-    stack: list[tuple[int, str]] = []
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith(("#", "- ")):
-            continue
-        match = re.match(r"^(\s*)([^\s#:][^:#]*?)\s*:(?:\s+(.*))?$", line)
-        if not match:
-            continue
-        indent = len(match.group(1))
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        key = ".".join([k for _, k in stack] + [match.group(2).strip().strip("'\"")])
-        value = (match.group(3) or "").strip()
-        if value:
-            found[key] = value.strip("'\"")
-        else:
-            stack.append((indent, match.group(2).strip().strip("'\"")))
-            found.setdefault(key, "")
-    return found
-
-
-_PLAIN = re.compile(r"^[A-Za-z0-9_./@+=-][A-Za-z0-9_./:@+=-]*$")
-
-
-def _format_entry(key: str, value: str, style: str) -> str:
-    if style == ":":
-        shown = value if _PLAIN.match(value) and ": " not in value else json.dumps(value)
-        return f"{key}: {shown}"
-    escaped = value.replace("\\", "\\\\").replace("\n", "\\n")
-    if style == " ":
-        return f"{key} {escaped}"
-    return f"{key}={escaped}"
 
 
 def _json_indent(text: str) -> int | None:
@@ -220,9 +144,23 @@ def _json_indent(text: str) -> int | None:
 EntriesFn = Callable[[Values, Mapping[str, str], Warn], list[tuple[str, str]]]
 
 
-def merge_text(text: str, entries_fn: EntriesFn, values: Values, warn: Warn, *, default_style: str = "=") -> str | None:
-    """The merged text, or None when nothing is to be added (the caller keeps its input)."""
-    newline = "\r\n" if "\r\n" in text else "\n"  # a CRLF file stays CRLF
+def merge_text(
+    text: str,
+    entries_fn: EntriesFn,
+    values: Values,
+    warn: Warn,
+    *,
+    default_style: str = "=",
+    syntax: str | None = None,
+) -> str | None:
+    """The merged text, or None when nothing is to be added (the caller keeps its input).
+
+    A JSON object stays JSON. Otherwise `syntax` says how the text is read: ``"yaml"`` (Flink's
+    ``config.yaml``) or ``"properties"`` (Spark's properties files); by default the one whose
+    separator is `default_style` (``:`` for YAML, ``=`` or `` `` for properties).
+    """
+    syntax = syntax or ("yaml" if default_style == ":" else "properties")
+    newline = "\r\n" if "\r\n" in text else "\n"  # a CRLF JSON file stays CRLF
     if text.lstrip().startswith(("{", "[")):
         try:
             data = json.loads(text)
@@ -240,20 +178,38 @@ def merge_text(text: str, entries_fn: EntriesFn, values: Values, warn: Warn, *, 
         indent = _json_indent(text)
         out = json.dumps(data, indent=indent, ensure_ascii=False).replace("\n", newline)
         return out + (newline if text.endswith("\n") else "")
-    existing, style = parse_properties(text)
-    if any(line[:1].isspace() for line in text.splitlines() if line.strip()):
-        for key, value in yaml_keys(text).items():  # nested YAML: its flattened keys count too
-            existing.setdefault(key, value)
+    style: str | None
+    try:
+        if syntax == "yaml":
+            existing, style = conf_syntax.yaml_keys(text), ":"
+        else:
+            existing, style = conf_syntax.parse_properties(text)
+    except conf_syntax.SyntaxProblem as problem:
+        warn(f"{problem}; left unchanged")
+        return None
     added = [(k, v) for k, v in entries_fn(values, existing, warn) if k not in existing]
     if not added:
         return None
     style = style or default_style
-    lines = ["# OpenLineage listener, added by planlineage"] + [_format_entry(k, v, style) for k, v in added]
-    prefix = text if (not text or text.endswith(("\n", "\r"))) else text + newline
-    return prefix + newline.join(lines) + newline
+    lines = ["# OpenLineage listener, added by planlineage"]
+    for key, value in added:
+        lines.append(
+            conf_syntax.format_yaml(key, value) if syntax == "yaml" else conf_syntax.format_property(key, value, style)
+        )
+    end = conf_syntax.line_end(text)
+    prefix = text if (not text or text.endswith(("\n", "\r"))) else text + end
+    return prefix + end.join(lines) + end
 
 
-def merge_bytes(data: bytes, entries_fn: EntriesFn, values: Values, *, warn: Warn, default_style: str = "=") -> bytes:
+def merge_bytes(
+    data: bytes,
+    entries_fn: EntriesFn,
+    values: Values,
+    *,
+    warn: Warn,
+    default_style: str = "=",
+    syntax: str | None = None,
+) -> bytes:
     """:func:`merge_text` over bytes; the input itself whenever nothing is added or it cannot be read."""
     try:
         text = data.decode("utf-8")
@@ -261,7 +217,7 @@ def merge_bytes(data: bytes, entries_fn: EntriesFn, values: Values, *, warn: War
         warn("the configuration is not UTF-8 text; left unchanged")
         return data
     bom = text.startswith("\ufeff")
-    merged = merge_text(text[1:] if bom else text, entries_fn, values, warn, default_style=default_style)
+    merged = merge_text(text[1:] if bom else text, entries_fn, values, warn, default_style=default_style, syntax=syntax)
     if merged is None:
         return data
     return (("\ufeff" if bom else "") + merged).encode("utf-8")

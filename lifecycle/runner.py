@@ -192,7 +192,7 @@ def _identity(settings):
 
 
 def _sql_limit(settings) -> int:
-    from planlineage.lifecycle.runs import SQL_FACET_MAX_BYTES
+    from planlineage.lifecycle.sql_facet import SQL_FACET_MAX_BYTES
 
     try:
         return int(float(settings.get("lineage.sql-max-bytes") or SQL_FACET_MAX_BYTES))
@@ -204,7 +204,7 @@ def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float 
     """Compile one job (with ``planner``, else however the pipeline finds one) and attach its
     lineage, or abandon the run. Never raises."""
     from planlineage import pipeline as extraction
-    from planlineage.lifecycle import runs
+    from planlineage.lifecycle import runs, sql_facet
     from planlineage.settings import Settings
 
     try:
@@ -218,7 +218,7 @@ def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float 
         if reason is None:
             sql = job.get("sql") or ""
             try:
-                runs.set_redacted_sql(store, app_id, run_id, _redacted_sql(sql), _sql_limit(settings))
+                sql_facet.set_redacted_sql(store, app_id, run_id, _redacted_sql(sql), _sql_limit(settings))
                 if job.get("engine") == "spark":  # Spark SQL: Spark's own parser (planlineage.spark)
                     from planlineage import spark
 

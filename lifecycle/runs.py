@@ -26,27 +26,24 @@ secret) and answers ``None``/``False``; a lineage problem never fails a submissi
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from planlineage.emitter import outbox
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES, new_run_id
 from planlineage.emitter.store import Store, StoreError, utc_now
-from planlineage.emitter.transports import TransportConfigError
 from planlineage.emitter.transports.base import scrub, short
 from planlineage.lifecycle import spool
+from planlineage.lifecycle.fail_open import fail_open
 from planlineage.settings import Settings
 
 if TYPE_CHECKING:  # the models load pydantic (~0.1 s), which recording a submission does not need
     from planlineage.document import JobLineage
 
 log = logging.getLogger("planlineage.emitter")
-F = TypeVar("F", bound=Callable[..., Any])
 
 STATE_EVENTS: dict[str, str] = {
     "FINISHED": "COMPLETE",
@@ -64,29 +61,6 @@ STATE_EVENTS: dict[str, str] = {
 def event_for_state(platform_state: str | None) -> str | None:
     """The OpenLineage event type a platform state stands for, or None (ignored state)."""
     return STATE_EVENTS.get((platform_state or "").strip().upper())
-
-
-def fail_open(what: str, fallback: Any = None) -> Callable[[F], F]:
-    """The one fail-open wrapper (library functions here and the lifecycle commands): any problem
-    becomes one redacted line, ``planlineage: <what> skipped: <reason>``, and ``fallback``."""
-
-    def decorate(fn: F) -> F:
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except KeyboardInterrupt:
-                raise
-            except (StoreError, TransportConfigError, OSError) as error:
-                reason = str(error)
-            except Exception as error:  # fail-open: never a traceback, never a failed submission
-                reason = f"{type(error).__name__}: {error}"
-            log.warning("planlineage: %s skipped: %s", what, short(scrub(reason), 240))
-            return fallback
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
 
 
 @dataclass(frozen=True)
@@ -514,41 +488,3 @@ def materialize(store: Store) -> int:
 
         done += _decided(store, app_id, attempt)
     return done
-
-
-#: Default cap of the SQL facet (``lineage.sql-max-bytes``): every event of a run carries it.
-SQL_FACET_MAX_BYTES = 256 * 1024
-
-
-def cap_sql(sql: str, limit: int = SQL_FACET_MAX_BYTES) -> tuple[str, int]:
-    """``sql`` cut to at most ``limit`` UTF-8 bytes with a marker saying so; the bytes left out."""
-    data = sql.encode("utf-8")
-    if len(data) <= limit:
-        return sql, 0
-    marker = f"\n-- [planlineage: SQL truncated to {limit} of {len(data)} bytes]\n"
-    keep = max(0, limit - len(marker.encode("utf-8")))
-    head = data[:keep].decode("utf-8", errors="ignore")  # never half a character
-    return head + marker, len(data) - len(head.encode("utf-8"))
-
-
-@fail_open("lineage of the submission", fallback=False)
-def set_redacted_sql(store: Store, app_id: str, run_id: str, sql: str, limit: int = SQL_FACET_MAX_BYTES) -> bool:
-    """Keep the (already redacted) SQL of a run whose lineage is still being computed, capped at
-    ``limit`` bytes (one warning when it had to be cut)."""
-    sql, cut = cap_sql(sql, limit)
-    if cut:
-        log.warning(
-            "planlineage: the SQL of %s is larger than lineage.sql-max-bytes (%d): its SQL facet is truncated",
-            app_id,
-            limit,
-        )
-    return bool(
-        store.write(
-            lambda c: (
-                c.execute(
-                    "UPDATE runs SET sql = ? WHERE app_id = ? AND run_id = ? AND lineage IS NULL",
-                    (sql, app_id, run_id),
-                ).rowcount
-            )
-        )
-    )

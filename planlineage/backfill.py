@@ -2,7 +2,7 @@
 
 Each worker thread owns one planner and takes the next script from a shared queue, so a slow
 script never holds up the others. A warm worker already running for the version (`planlineage
-worker start`) is one of the N: it is warm, so it starts answering at once, and only the rest are
+planner start`) is one of the N: it is warm, so it starts answering at once, and only the rest are
 new JVMs. One JSON line per script goes to stdout as it finishes; progress (on a terminal) and a
 summary with the per-job p50/p95 go to stderr.
 """

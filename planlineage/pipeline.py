@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from planlineage.document import (
     Column,
@@ -18,24 +19,18 @@ from planlineage.document import (
     StandIn,
     TableLineage,
 )
+from planlineage.errors import ExtractError, PlannerError, ProvisionError
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm
-from planlineage.planner.compiler import Planner, PlannerError
+from planlineage.planner.compiler import Planner
 from planlineage.planner.function_usage import refine_from_sink_mismatch
-from planlineage.planner.provision import ProvisionError, ensure
+from planlineage.planner.provision import ensure
+from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
 from planlineage.planner.static_lineage import static_lineage
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
 from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.secrets import redact_text
-
-
-class ExtractError(Exception):
-    """The script cannot be compiled. The message names the statement, its line and the reason."""
-
-    def __init__(self, message: str, line: int | None = None):
-        super().__init__(message)
-        self.line = line
 
 
 def read_script(path: str, stdin=None) -> str:
@@ -50,12 +45,20 @@ def read_script(path: str, stdin=None) -> str:
         raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
 
 
+class JobCompiler(Protocol):
+    """What compiles jobs for `extract`: a `Planner` (one JVM) or a self-healing warm one."""
+
+    provisioned: Provisioned
+
+    def compile(self, request: dict, timeout: float = ...) -> dict: ...
+
+
 def extract(
     script: str,
     flink_version: str | None = None,
     jars: list[str] | None = None,
     identity: IdentityConfig | None = None,
-    planner: Planner | None = None,
+    planner: JobCompiler | None = None,
     timeout: float = 300.0,
     columns: bool = False,
 ) -> JobLineage:
@@ -98,10 +101,10 @@ def extract(
             answer = compile_job(request, timeout)
         answer = retype_stand_in_functions(answer, request, sent, compile_job, timeout)
     if not answer.get("ok"):
-        error = _compile_error(answer.get("error") or {}, sent, secrets)
-        degraded = _static_fallback(answer, statements, sent, identity, secrets, error)
+        failure = _compile_error(answer.get("error") or {}, sent, secrets)
+        degraded = _static_fallback(answer, statements, sent, identity, secrets, failure)
         if degraded is None:
-            raise error
+            raise failure
         return JobLineage(
             flink_version=provisioned.flink.version,
             runtime_mode=mode,
@@ -228,10 +231,10 @@ def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[s
 
 
 @contextmanager
-def _planner_for(provisioned, planner: Planner | None):
-    """A compile function: the given planner, else the running warm worker, else a cold child.
+def _planner_for(provisioned, planner: JobCompiler | None):
+    """A compile function: the given planner, else the running warm planner, else a cold child.
 
-    The cold child is started only when the warm worker cannot answer, and then serves the
+    The cold child is started only when the warm planner cannot answer, and then serves the
     rest of this job (a batch job may be compiled twice).
     """
     if planner is not None:

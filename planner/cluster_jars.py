@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from planlineage.errors import InputError
+
 #: Flink's own distribution (lib/ and opt/ of the binary release) and its logging jars.
 _DISTRIBUTION = re.compile(
     r"^(?:flink-(?:dist|table-api|table-runtime|table-planner|table-common|cep|csv|json|scala|python|"
@@ -31,7 +33,7 @@ _OPT_WANTED = re.compile(
 )
 
 
-class FlinkHomeError(ValueError):
+class FlinkHomeError(InputError, ValueError):
     """The given Flink home is not a folder with a lib/ folder."""
 
 

@@ -17,7 +17,8 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from planlineage.planner.provision import Provisioned, find_java_tool
+from planlineage.errors import PlannerError, PlannerTimeout
+from planlineage.planner.provisioned import Provisioned, find_java_tool
 
 #: JVM flags for a short compile: C1 only and the serial collector start measurably faster on
 #: small machines, and a deep stack lets Calcite plan wide joins.
@@ -26,10 +27,6 @@ START_TIMEOUT = 60.0
 LOG_LIMIT = 5 * 1024 * 1024
 #: The server writes "id" first in every answer, so the answer to a request is found by its prefix.
 _ANSWER_ID = re.compile(r'\{"id": (\d+)[,}]')
-
-
-class PlannerError(RuntimeError):
-    """The planner process could not be started or stopped answering."""
 
 
 class Planner:
@@ -99,7 +96,7 @@ class Planner:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.close()
-                raise PlannerError("the Flink planner did not answer in time")
+                raise PlannerTimeout("the Flink planner did not answer in time")
             try:
                 line = self._lines.get(timeout=remaining)
             except queue.Empty:

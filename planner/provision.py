@@ -19,54 +19,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import platformdirs
 from filelock import FileLock
 
+from planlineage.errors import ProvisionError
 from planlineage.flink_versions import FlinkVersion, supported
+from planlineage.planner.provisioned import MARKER, STAND_IN_JAR, Provisioned, find_java_tool
 
 CACHE_ENV = "PLANLINEAGE_FLINK_CACHE"
 DEFAULT_MINOR = "1.20"
-STAND_IN_JAR = "planlineage-standin.jar"
-MARKER = "ready.json"
 #: Bumped when what provisioning produces changes (2: class-data sharing archive).
 LAYOUT = 2
-
-
-class ProvisionError(RuntimeError):
-    """A Flink version could not be provisioned; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class Provisioned:
-    """A ready Flink version: where its python, jars and stand-in connector are."""
-
-    flink: FlinkVersion
-    home: Path
-
-    @property
-    def python(self) -> Path:
-        return self.home / "venv" / "bin" / "python"
-
-    @property
-    def lib(self) -> Path:
-        return Path(json.loads((self.home / MARKER).read_text())["lib"])
-
-    @property
-    def stand_in(self) -> Path | None:
-        jar = self.home / STAND_IN_JAR
-        return jar if jar.exists() else None
-
-    @property
-    def class_archive(self) -> Path:
-        return self.home / "planner.jsa"
-
-    @property
-    def log(self) -> Path:
-        return self.home / "jvm.log"
 
 
 def cache_root() -> Path:
@@ -231,14 +197,6 @@ def _find_lib(venv: Path) -> Path:
     return found[0]
 
 
-def find_java_tool(name: str) -> str | None:
-    """`java` or `javac` from JAVA_HOME, else from PATH."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / name).exists():
-        return str(Path(java_home) / "bin" / name)
-    return shutil.which(name)
-
-
 def _build_stand_in(lib: Path, home: Path, say: Callable[[str], None]) -> Path | None:
     javac = find_java_tool("javac")
     jar_tool = find_java_tool("jar")
@@ -280,7 +238,7 @@ def _build_class_archive(provisioned: Provisioned, say: Callable[[str], None]) -
     without it, so a failure here only costs speed.
     """
     from planlineage.planner.compiler import Planner, PlannerError
-    from planlineage.planner.warm import WARM_UP
+    from planlineage.planner.warm_up import WARM_UP
 
     archive = provisioned.class_archive
     try:

@@ -6,12 +6,14 @@ workers all send the very same request for the same script.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from planlineage.planner import script as sql_script
 from planlineage.planner.function_usage import function_hints
 from planlineage.planner.insert_parts import inserts
-from planlineage.planner.provision import Provisioned
+from planlineage.planner.provisioned import Provisioned
 
 #: Planning these connectors touches external systems (the filesystem connector lists paths and
 #: partitions), so they are always compiled through the stand-in; identity uses their options.
@@ -31,8 +33,8 @@ def build_request(
     provisioned: Provisioned,
     jars: list[str],
     replan_batch: bool = False,
-    table_schemas: dict[str, dict[str, str]] | None = None,
-) -> tuple[dict, list[sql_script.Statement], str]:
+    table_schemas: Mapping[str, Mapping[str, str]] | None = None,
+) -> tuple[dict, list[sql_script.Statement], Literal["streaming", "batch"]]:
     """The compile server request for a script, the statements it sends, and the runtime mode.
 
     A batch job on a version whose batch planner cannot compile plans (or whose batch plan failed

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Literal
 
 
 class Kind(str, Enum):
@@ -299,7 +300,7 @@ def _is_table_as_select(code: str) -> bool:
     return False
 
 
-def runtime_mode(statements: list[Statement]) -> str:
+def runtime_mode(statements: list[Statement]) -> Literal["streaming", "batch"]:
     """`streaming` or `batch`: the last `execution.runtime-mode` the script sets."""
     mode = "streaming"
     for statement in statements:

@@ -127,7 +127,7 @@ class _Script:
 
     def sink(self, target: str, query: str) -> StaticSink:
         table = self.qualify(target)
-        inputs = []
+        inputs: list[tuple[str, dict[str, str]]] = []
         for name in self.reads(query, depth=0):
             if name not in [i for i, _ in inputs]:
                 inputs.append((name, self.options(name)))

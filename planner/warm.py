@@ -1,10 +1,10 @@
 """Warm planners: one long-lived compile server per Flink version, reached over a local socket.
 
 A cold compile pays for a JVM start and the planner's first compile (seconds); a warm JVM
-compiles the next job in a fresh TableEnvironment in a fraction of a second. A warm worker is a
+compiles the next job in a fresh TableEnvironment in a fraction of a second. A warm planner is a
 small daemon that keeps one `Planner` per Flink version and serves compile requests on a Unix
-socket that only its user can open (a 0700 folder, a 0600 socket). Callers that find no worker
-fall back to a cold child, so a missing or dead worker costs time, never a result.
+socket that only its user can open (a 0700 folder, a 0600 socket). Callers that find none
+fall back to a cold child, so a missing or dead warm planner costs time, never a result.
 
 `SelfHealingPlanner` is what both the daemon and the batch mode (`extract DIR --jobs N`) run: it
 restarts a planner that died, kills and replaces one that hangs past the job timeout, and
@@ -25,8 +25,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from planlineage.planner.compiler import Planner, PlannerError
+from planlineage.errors import PlannerError, PlannerTimeout, WorkerError
+from planlineage.planner.compiler import Planner
 from planlineage.planner.provision import Provisioned, ensure
+from planlineage.planner.warm_up import WARM_UP
 
 log = logging.getLogger("planlineage.warm")
 
@@ -36,23 +38,6 @@ DEFAULT_MAX_JOBS = 500
 DEFAULT_MAX_RSS_MB = 600
 DEFAULT_JOB_TIMEOUT = 120.0
 CONNECT_TIMEOUT = 0.5
-
-
-#: A job that loads the planner's classes, compiled once when a worker starts.
-WARM_UP = {
-    "statements": [
-        {"sql": "CREATE TABLE s (a INT, b STRING) WITH ('connector' = 'datagen')", "line": 1},
-        {"sql": "CREATE TABLE o (a INT, n BIGINT) WITH ('connector' = 'blackhole')", "line": 1},
-        {"sql": "INSERT INTO o SELECT a, COUNT(b) FROM s GROUP BY a", "line": 1},
-    ],
-    "config": {"execution.runtime-mode": "streaming"},
-    "batch": False,
-    "forced_stand_ins": [],
-}
-
-
-class WorkerError(RuntimeError):
-    """A warm worker could not be started or reached."""
 
 
 @dataclass
@@ -95,7 +80,7 @@ class SelfHealingPlanner:
                 answer = planner.compile_raw(request, timeout=self.limits.job_timeout)
             except PlannerError as error:
                 self._discard()
-                timed_out = "in time" in str(error)
+                timed_out = isinstance(error, PlannerTimeout)
                 if timed_out or attempt == 2:
                     # A job that hangs would hang again: report it rather than retry it.
                     reason = f"the job took longer than {self.limits.job_timeout:g} s" if timed_out else str(error)
@@ -142,7 +127,7 @@ def process_tree_rss_mb(pid: int) -> float:
 
 
 def _descendants(pid: int) -> list[int]:
-    found = []
+    found: list[int] = []
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
@@ -153,7 +138,7 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-# --- where workers live -------------------------------------------------------------------
+# --- where warm planners live ----------------------------------------------------------------
 
 
 def worker_dir(create: bool = False) -> Path:
@@ -189,12 +174,12 @@ def _call(path: Path, message: dict, timeout: float) -> dict:
         reader = conn.makefile("rb")
         line = reader.readline()
     if not line:
-        raise WorkerError("the worker closed the connection")
+        raise WorkerError("the warm planner closed the connection")
     return json.loads(line)
 
 
 def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
-    """The answer of the running worker of that version, or None when there is none to ask."""
+    """The answer of the running warm planner of that version, or None when there is none to ask."""
     try:
         path = socket_path(minor)
     except WorkerError as error:
@@ -206,7 +191,7 @@ def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
     try:
         answer = _call(path, {"op": "compile", "request": request}, timeout)
     except (OSError, ValueError, WorkerError):
-        return None  # a stale socket or a dying worker: the cold path answers instead
+        return None  # a stale socket or a dying warm planner: the cold path answers instead
     return answer if "ok" in answer else None
 
 
@@ -224,14 +209,14 @@ def _notice_idle_stop(path: Path, minor: str) -> None:
         return
     log.warning(
         "planlineage: the warm Flink %s planner stopped after idling; compiling cold (slower). "
-        "`planlineage worker start %s` starts it again.",
+        "`planlineage planner start %s` starts it again.",
         minor,
         minor,
     )
 
 
 def status() -> list[dict]:
-    """What every reachable worker says about itself; stale sockets are reported as such."""
+    """What every reachable warm planner says about itself; stale sockets are reported as such."""
     try:
         folder = worker_dir()
     except WorkerError as error:
@@ -246,7 +231,7 @@ def status() -> list[dict]:
 
 
 def stop(minor: str | None = None) -> int:
-    """Stops the worker of a version (or every worker); how many were stopped."""
+    """Stops the warm planner of a version (or every one); how many were stopped."""
     folder = worker_dir()
     stopped = 0
     for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
@@ -264,7 +249,7 @@ def stop(minor: str | None = None) -> int:
 
 
 def start(version: str | None, limits: Limits, idle_seconds: float, wait: float = 90.0) -> dict:
-    """Starts a detached worker for a version (provisioning it first) and waits until it answers."""
+    """Starts a detached warm planner for a version (provisioning it first) and waits until it answers."""
     provisioned = ensure(version)
     minor = provisioned.flink.minor
     worker_dir(create=True)
@@ -279,7 +264,7 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
         "-P",  # a planlineage/ folder in the working directory must not shadow the package
         "-m",
         "planlineage",
-        "worker",
+        "planner",
         "serve",
         "--flink-version",
         minor,
@@ -300,7 +285,7 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
             return _call(path, {"op": "status"}, 5.0)
         except (OSError, ValueError, WorkerError):
             time.sleep(0.2)
-    raise WorkerError(f"the Flink {minor} worker did not start within {wait:g} s; see {log_path}")
+    raise WorkerError(f"the Flink {minor} warm planner did not start within {wait:g} s; see {log_path}")
 
 
 # --- the daemon ---------------------------------------------------------------------------
@@ -311,7 +296,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
-    """Runs a worker in this process until stopped or idle for `idle_seconds`."""
+    """Runs a warm planner in this process until stopped or idle for `idle_seconds`."""
     provisioned = ensure(version)
     minor = provisioned.flink.minor
     worker_dir(create=True)
@@ -320,7 +305,7 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
     # Pay the JVM start and the planner's first compile now, not on the first job.
     planner.compile(WARM_UP)
     planner.jobs = 0
-    lock = threading.Lock()  # one job at a time per JVM; more throughput = more workers
+    lock = threading.Lock()  # one job at a time per JVM; more throughput = more warm planners
     state = {"last_used": time.monotonic(), "started": time.time()}
 
     class Handler(socketserver.StreamRequestHandler):

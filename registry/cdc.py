@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import cast
 
 from .jdbc import JdbcUnsupported, jdbc_identity
 from .outcome import Outcome, require
@@ -66,6 +67,7 @@ def rule(options: Mapping[str, str], connector: str) -> Outcome:
         if oracle_url:
             namespace, _ = jdbc_identity(oracle_url, table_name)
             return Outcome(datasets=[(namespace, f"{database}.{table_name}")])
-        return Outcome(datasets=[jdbc_identity(_url(connector, host, options.get("port"), database), table_name)])
+        url = _url(connector, cast(str, host), options.get("port"), database)  # a hostname unless oracle_url
+        return Outcome(datasets=[jdbc_identity(url, table_name)])
     except JdbcUnsupported as exc:
         return Outcome(warnings=[f"connector '{connector}' cannot be named offline: {exc}; no dataset"])

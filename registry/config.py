@@ -26,14 +26,12 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from planlineage.errors import ConfigError
+
 from .resolvers import NamespaceResolver, ResolverConfigError, build_resolver, specs_from_properties
 from .rules import Template, TemplateError, UserRule
 
 PROFILES = ("openlineage", "gravitino")
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be used; the message names the file and the problem."""
 
 
 @dataclass(frozen=True)

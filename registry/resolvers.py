@@ -35,7 +35,8 @@ class ResolverConfigError(ValueError):
 
 
 class NamespaceResolver(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def resolve(self, namespace: str) -> str: ...
 

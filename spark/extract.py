@@ -89,10 +89,11 @@ def column_lineage(target: Target, target_columns: list[str]) -> dict[str, list[
     Columns are matched by position, as INSERT does; a target whose columns are known is named by
     them, else by the query's output names (CTAS).
     """
-    if not target.query_plans or any(plan is None for plan in target.query_plans):
+    plans = [plan for plan in target.query_plans if plan is not None]
+    if not plans or len(plans) != len(target.query_plans):
         return None
     merged: dict[str, dict[tuple[str, str], set[tuple[str, str]]]] = {}
-    for plan in target.query_plans:
+    for plan in plans:
         query = analyse(plan)
         names = target_columns if len(target_columns) == len(query.columns) else [n for n, _ in query.columns]
         for name, (_, exprid) in zip(names, query.columns):

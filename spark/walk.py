@@ -167,12 +167,12 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
             if parts:
                 session.database = parts[-1]
         elif kind in ("CreateTableAsSelect", "ReplaceTableAsSelect", "CreateTable", "ReplaceTable"):
-            target = _declare(session, root)
-            if not target.columns and analysis.get("schema"):  # CTAS: the analysed query's columns
-                target.columns = [{"name": c["name"], "type": type_name(c["type"])} for c in analysis["schema"]]
+            declared = _declare(session, root)
+            if not declared.columns and analysis.get("schema"):  # CTAS: the analysed query's columns
+                declared.columns = [{"name": c["name"], "type": type_name(c["type"])} for c in analysis["schema"]]
             query = root.child("query")
             if query is not None:
-                write(target, _inputs(query), analysis.get("query_plan"))
+                write(declared, _inputs(query), analysis.get("query_plan"))
         elif kind == "InsertIntoStatement":
             table = root.embedded("table")
             parts = relations(table)[0] if table is not None and relations(table) else []
@@ -182,8 +182,10 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
                 write(target, _inputs(query), analysis.get("query_plan"))
         elif kind == "InsertIntoDir":
             location = extra.get("location")
-            provider = provider_name(extra.get("provider")) or "hive"
-            target = Source(display=f"{provider}.`{location}`", kind="directory", provider=provider, location=location)
+            directory = provider_name(extra.get("provider")) or "hive"
+            target = Source(
+                display=f"{directory}.`{location}`", kind="directory", provider=directory, location=location
+            )
             query = root.child("child") or (root.children[0] if root.children else None)
             write(target, _inputs(query), analysis.get("query_plan"))
         elif kind == "MergeIntoTable":

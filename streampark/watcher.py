@@ -166,10 +166,10 @@ class Watcher:
         rows: list[reads.LogRow] = []
         # The log is read before the apps: a START row written in between is then seen next poll
         # with its app's new state, never skipped by a cursor taken after it.
-        if log_ok and (cursor is None or cursor < 0):
-            cursor = reads.max_log_id(self.source, schema)  # start after the newest row: no history
-        elif log_ok:
+        if log_ok and cursor is not None and cursor >= 0:
             rows = reads.log_rows(self.source, schema, cursor)
+        elif log_ok:
+            cursor = reads.max_log_id(self.source, schema)  # start after the newest row: no history
         elif cursor is None:
             cursor = NO_LOG  # once the log becomes readable it is started at its newest row
         apps = reads.apps(self.source, schema)

@@ -96,7 +96,7 @@ def create_transport(kind: str, options: Mapping[str, Any] | Config | None = Non
         known = ", ".join(sorted(TRANSPORTS))
         raise TransportConfigError(f"unknown transport {kind!r} (known: {known})")
     config = options
-    if not isinstance(config, Config):
+    if not isinstance(options, Config):
         config = found.config_class.from_dict(dict(options or {}))
     elif not isinstance(config, found.config_class):
         raise TransportConfigError(f"{type(config).__name__} does not configure {kind}")

@@ -59,7 +59,7 @@ class FileTransport(Transport):
         try:
             event = json.loads(payload) if isinstance(payload, str) else dict(payload)
             os.makedirs(os.path.dirname(self.config.path), exist_ok=True)
-            self._inner.emit(event)  # Serde.to_json accepts the plain dict
+            self._inner.emit(event)  # type: ignore[arg-type]  # Serde.to_json accepts the plain dict
         except Exception as error:
             cause = error.__cause__ or error
             return RetryLater(short(f"cannot write {self.config.path}: {type(cause).__name__}"))

@@ -170,7 +170,7 @@ class Shadows:
     def _all_shadowed(self, tree: list[dict]) -> bool:
         """Whether every table the statement reads is one this session created: only then does
         the analyzer run, so that it never looks for anything outside (a path, a metastore)."""
-        ctes = set()
+        ctes: set = set()
         names = []
         for node in _nodes(tree):
             kind = str(node.get("class", "")).rsplit(".", 1)[-1]

@@ -5,7 +5,6 @@ shape and exit codes are the documented ones, and recorded runs are read without
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
@@ -212,12 +211,8 @@ def _statement_set() -> JobLineage:
 
 
 @pytest.fixture
-def recorded_state(tmp_path, monkeypatch):
-    for name in list(os.environ):
-        if name.startswith("PLANLINEAGE_"):
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    monkeypatch.setenv("PLANLINEAGE_HOME", str(home))
+def recorded_state(clean_env, tmp_path):
+    home = clean_env
     store = Store()
     settings = Settings(store)
     settings.set("lineage.transport", "file")

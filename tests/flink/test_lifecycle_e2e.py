@@ -10,14 +10,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from gravitino_server import GravitinoTestServer
+
+from planlineage.lifecycle import listener_conf
 
 TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from gravitino_server import GravitinoTestServer  # noqa: E402
-
-from planlineage.lifecycle import listener_conf  # noqa: E402
 
 VERSION = os.environ.get("PLANLINEAGE_TEST_FLINK", "1.20")
 EXAMPLES = TESTS.parent / "examples"

@@ -129,7 +129,7 @@ def test_going_cold_after_an_idle_stop_is_said_once(worker_dir, provisioned, cap
         assert warm.compile_warm(minor, {"statements": []}, 5.0) is None
         assert warm.compile_warm(minor, {"statements": []}, 5.0) is None
     said = [r.getMessage() for r in caplog.records if "stopped after idling" in r.getMessage()]
-    assert len(said) == 1 and f"worker start {minor}" in said[0]
+    assert len(said) == 1 and f"planner start {minor}" in said[0]
 
 
 def test_a_stale_socket_falls_back_to_a_cold_child(worker_dir, provisioned):

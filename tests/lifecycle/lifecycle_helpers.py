@@ -12,6 +12,19 @@ from pathlib import Path
 FAKE_PLANNER = Path(__file__).resolve().parent / "fake_planner"
 
 
+def lineage_settings(token: str, **settings: str | None) -> dict:
+    """Settings as `Settings.list()` gives them: the defaults, an address, `token`, the Flink
+    listener toggle on, and `settings` (a None value unsets one)."""
+    from planlineage.emitter.store import Store
+    from planlineage.settings import Settings
+
+    base = {"lineage.address": "http://127.0.0.1:8090", "lineage.token": token, "lineage.flink-listener": "true"}
+    base.update(settings)
+    result = Settings(Store("/nonexistent/planlineage-test.db"), environ={}).list()
+    result.update({k: (v, "store") for k, v in base.items() if v is not None})
+    return result
+
+
 def write_lineage(path: Path, lineage) -> Path:
     path.write_text(json.dumps(lineage.to_json_dict()), encoding="utf-8")
     return path

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from lifecycle_helpers import lineage_settings
 
 from planlineage.emitter.store import Store
 from planlineage.lifecycle import listener_conf, runs
@@ -121,23 +122,21 @@ def test_submission_records_a_pending_run_with_a_uuid7(private_home):
 
 
 def values(**settings):
-    base = {"lineage.address": "http://127.0.0.1:8090", "lineage.token": TOKEN, "lineage.flink-listener": "true"}
-    base.update(settings)
-    result = Settings(Store("/nonexistent/planlineage-test.db"), environ={}).list()
-    result.update({k: (v, "store") for k, v in base.items() if v is not None})
-    return result
+    return lineage_settings(TOKEN, **settings)
 
 
 def merge(data: bytes, kind="spark", version="2.0", **settings):
+    """What `spark-conf` (properties, `=`) or `flink-conf` (YAML) makes of `data`, and its warnings."""
     warnings: list[str] = []
     if kind == "spark":
-        fn = listener_conf.spark_entries
+        fn, style = listener_conf.spark_entries, "="
     else:
 
         def fn(v, existing, w):
             return listener_conf.flink_entries(v, version, existing, w)
 
-    out = listener_conf.merge_bytes(data, fn, values(**settings), warn=warnings.append)
+        style = ":"
+    out = listener_conf.merge_bytes(data, fn, values(**settings), warn=warnings.append, default_style=style)
     return out, warnings
 
 

@@ -9,14 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from gravitino_server import GravitinoTestServer
 
 from .conftest import VERSION
 
 TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from gravitino_server import GravitinoTestServer  # noqa: E402
 
 SPARK = TESTS / "fixtures" / "spark"
 

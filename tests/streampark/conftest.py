@@ -2,8 +2,9 @@
 session, a fresh database per test), the console stand-in, a Gravitino-compatible server, and a
 runner of ``planlineage watch`` as a separate process, as an operator runs it.
 
-Compiles: by default the runner's detached workers use the lifecycle tests' fake planner
-(``tests/lifecycle/fake_planner``: a given lineage document, no JVM); tests that take the
+Compiles: by default the compile service uses the lifecycle tests' fake planner
+(``tests/lifecycle/fake_planner/``, an import hook that makes ``extract`` answer a given lineage
+document, no JVM); tests that take the
 ``real_planner`` fixture compile for real with Flink 1.20 through one warm planner for the whole
 session (skipped, with the reason, when 1.20 is not provisioned in $PLANLINEAGE_FLINK_CACHE).
 """
@@ -21,23 +22,18 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent
-FAKE_PLANNER = TESTS / "lifecycle" / "fake_planner"
-for folder in (TESTS, HERE):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-
-from console import Console  # noqa: E402
-from gravitino_server import GravitinoTestServer  # noqa: E402
-from servers import (  # noqa: E402
+from console import Console
+from gravitino_server import GravitinoTestServer
+from servers import (
     WATCH_PASSWORD,
     MariaDBServer,
     PostgresServer,
     mariadb_missing,
     postgres_missing,
 )
+
+HERE = Path(__file__).resolve().parent
+FAKE_PLANNER = HERE.parent / "lifecycle" / "fake_planner"
 
 
 def _server(kind):
@@ -124,10 +120,10 @@ def real_planner(worker_dir):
         pytest.skip("Flink 1.20 is not provisioned in $PLANLINEAGE_FLINK_CACHE (the flink120 tox env provisions it)")
     env = dict(os.environ, PLANLINEAGE_WORKER_DIR=worker_dir)
     subprocess.run(
-        [sys.executable, "-P", "-m", "planlineage", "worker", "start", "1.20"], env=env, check=True, timeout=180
+        [sys.executable, "-P", "-m", "planlineage", "planner", "start", "1.20"], env=env, check=True, timeout=180
     )
     yield "1.20"
-    subprocess.run([sys.executable, "-P", "-m", "planlineage", "worker", "stop"], env=env, timeout=60)
+    subprocess.run([sys.executable, "-P", "-m", "planlineage", "planner", "stop"], env=env, timeout=60)
 
 
 class Watch:

@@ -1,0 +1,49 @@
+"""The SQL facet of a run whose lineage is still being computed: redacted by the caller, capped
+here at ``lineage.sql-max-bytes`` with a marker saying so."""
+
+from __future__ import annotations
+
+import logging
+
+from planlineage.emitter.store import Store
+from planlineage.lifecycle.fail_open import fail_open
+
+log = logging.getLogger("planlineage.emitter")
+
+
+#: Default cap of the SQL facet (``lineage.sql-max-bytes``): every event of a run carries it.
+SQL_FACET_MAX_BYTES = 256 * 1024
+
+
+def cap_sql(sql: str, limit: int = SQL_FACET_MAX_BYTES) -> tuple[str, int]:
+    """``sql`` cut to at most ``limit`` UTF-8 bytes with a marker saying so; the bytes left out."""
+    data = sql.encode("utf-8")
+    if len(data) <= limit:
+        return sql, 0
+    marker = f"\n-- [planlineage: SQL truncated to {limit} of {len(data)} bytes]\n"
+    keep = max(0, limit - len(marker.encode("utf-8")))
+    head = data[:keep].decode("utf-8", errors="ignore")  # never half a character
+    return head + marker, len(data) - len(head.encode("utf-8"))
+
+
+@fail_open("lineage of the submission", fallback=False)
+def set_redacted_sql(store: Store, app_id: str, run_id: str, sql: str, limit: int = SQL_FACET_MAX_BYTES) -> bool:
+    """Keep the (already redacted) SQL of a run whose lineage is still being computed, capped at
+    ``limit`` bytes (one warning when it had to be cut)."""
+    sql, cut = cap_sql(sql, limit)
+    if cut:
+        log.warning(
+            "planlineage: the SQL of %s is larger than lineage.sql-max-bytes (%d): its SQL facet is truncated",
+            app_id,
+            limit,
+        )
+    return bool(
+        store.write(
+            lambda c: (
+                c.execute(
+                    "UPDATE runs SET sql = ? WHERE app_id = ? AND run_id = ? AND lineage IS NULL",
+                    (sql, app_id, run_id),
+                ).rowcount
+            )
+        )
+    )

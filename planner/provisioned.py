@@ -1,0 +1,55 @@
+"""What a provisioned Flink version looks like on disk, and where its Java tools are.
+
+Shared by provisioning (which builds it) and the compiler (which runs a planner in it), so that
+neither has to import the other's module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from planlineage.flink_versions import FlinkVersion
+
+STAND_IN_JAR = "planlineage-standin.jar"
+MARKER = "ready.json"
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    """A ready Flink version: where its python, jars and stand-in connector are."""
+
+    flink: FlinkVersion
+    home: Path
+
+    @property
+    def python(self) -> Path:
+        return self.home / "venv" / "bin" / "python"
+
+    @property
+    def lib(self) -> Path:
+        return Path(json.loads((self.home / MARKER).read_text())["lib"])
+
+    @property
+    def stand_in(self) -> Path | None:
+        jar = self.home / STAND_IN_JAR
+        return jar if jar.exists() else None
+
+    @property
+    def class_archive(self) -> Path:
+        return self.home / "planner.jsa"
+
+    @property
+    def log(self) -> Path:
+        return self.home / "jvm.log"
+
+
+def find_java_tool(name: str) -> str | None:
+    """`java` or `javac` from JAVA_HOME, else from PATH."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / name).exists():
+        return str(Path(java_home) / "bin" / name)
+    return shutil.which(name)

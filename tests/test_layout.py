@@ -1,0 +1,81 @@
+"""The package layout keeps its promises: folders map to subpackages, inner layers never import
+the CLI, the planner's modules import each other in one direction, and no product module grows
+past what one reader can hold."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _setup_folders() -> dict[str, str]:
+    """setup.py's FOLDERS (read, not imported: importing setup.py would run setup())."""
+    for node in ast.parse((ROOT / "setup.py").read_text()).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "FOLDERS":
+            return ast.literal_eval(node.value)
+    raise AssertionError("setup.py has no FOLDERS")
+
+
+FOLDERS = _setup_folders()
+MAX_LINES = 500
+
+
+def product_modules() -> dict[str, Path]:
+    found = {}
+    for package, folder in FOLDERS.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = [p for p in path.relative_to(ROOT / folder).with_suffix("").parts if p != "__init__"]
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def import_graph() -> nx.DiGraph:
+    """Module -> modules it imports (at any level of the file, lazy imports included)."""
+    modules = product_modules()
+    graph = nx.DiGraph()
+    for name, path in modules.items():
+        graph.add_node(name)
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            graph.add_edges_from((name, t) for t in targets if t in modules and t != name)
+    return graph
+
+
+def test_every_product_folder_is_mapped():
+    assert set(FOLDERS.values()) >= {"planlineage", "cli", "planner", "registry", "emitter", "lifecycle"}
+    assert all((ROOT / folder / "__init__.py").exists() for folder in FOLDERS.values())
+
+
+def test_inner_layers_never_import_the_cli():
+    graph = import_graph()
+    offenders = [
+        (module, target)
+        for module, target in graph.edges
+        if not module.startswith("planlineage.cli")
+        and target.startswith("planlineage.cli")
+        and module != "planlineage.__main__"  # `python -m planlineage` is the command line
+    ]
+    assert offenders == []
+
+
+def test_the_planner_modules_import_each_other_in_one_direction():
+    graph = import_graph().subgraph(m for m in product_modules() if m.startswith("planlineage.planner"))
+    assert list(nx.simple_cycles(graph)) == []
+
+
+def test_no_product_module_is_over_the_limit():
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in product_modules().items()}
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
