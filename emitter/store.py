@@ -123,7 +123,7 @@ class Store:
                 except OSError:
                     pass
 
-    def _connect(self, write: bool) -> sqlite3.Connection:
+    def _connect(self, write: bool) -> SqliteConnection:
         if write:
             self._create_file()
             target, uri = str(self.path), False
@@ -206,7 +206,7 @@ class Store:
             return None
         return (stat.st_dev, stat.st_ino)
 
-    def _run(self, fn: Callable[[sqlite3.Connection], T], write: bool, default: Any) -> T:
+    def _run(self, fn: Callable[[SqliteConnection], T], write: bool, default: Any) -> T:
         for attempt in (1, 2):
             if not write and not self.exists():
                 return default
@@ -244,11 +244,11 @@ class Store:
                 raise StoreError(f"state database {self.path}: {error.strerror or error}") from None
         raise StoreError(f"state database {self.path} stays unusable")  # pragma: no cover
 
-    def read(self, fn: Callable[[sqlite3.Connection], T], default: Any = None) -> T:
+    def read(self, fn: Callable[[SqliteConnection], T], default: Any = None) -> T:
         """Run ``fn(conn)`` in a read transaction; ``default`` when there is no store."""
         return self._run(fn, write=False, default=default)
 
-    def write(self, fn: Callable[[sqlite3.Connection], T], *, exclusive: bool = True) -> T:
+    def write(self, fn: Callable[[SqliteConnection], T], *, exclusive: bool = True) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction, creating the store if needed.
 
         ``exclusive`` is for the PostgreSQL store's row-locked claims; SQLite's writes are always

@@ -71,7 +71,7 @@ class Compiler:
         )
         self.gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_convert=True))
         self.jvm = self.gateway.jvm
-        self._spare = None  # (key, Session): the next job's environment, made while idle
+        self._spare: tuple | None = None  # (key, Session): the next job's environment, made while idle
 
     @staticmethod
     def _session_key(request: dict) -> tuple:
