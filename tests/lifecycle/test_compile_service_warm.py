@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from planlineage.lifecycle import compile_service
+from planlineage.lifecycle import planner_pool
 from planlineage.planner import provision
 from planlineage.planner.warm import Limits, SelfHealingPlanner
 
@@ -33,9 +33,9 @@ def sockets(monkeypatch):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _slot(started: list) -> compile_service._Slot:
+def _slot(started: list) -> planner_pool._Slot:
     """A pool slot of Flink 1.20 whose own planner cannot start: starting it raises NoJvm."""
-    slot = compile_service._Slot("1.20", started.append)
+    slot = planner_pool._Slot("1.20", started.append)
     provisioned = SimpleNamespace(flink=provision.resolve_version("1.20"))
     healing = SelfHealingPlanner(provisioned, Limits(job_timeout=30))  # type: ignore[arg-type]
 
