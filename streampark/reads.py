@@ -144,13 +144,21 @@ def variables(source: Source, schema: Schema, team_id: int | None) -> dict[str, 
     return {str(r["variable_code"]): str(r["variable_value"] or "") for r in rows}
 
 
+def flink_env(source: Source, version_id: int | None) -> tuple[str | None, str | None]:
+    """``t_flink_env.version`` and ``flink_home`` of the app's environment (NULL: the default one)."""
+    if version_id is None:
+        rows = source.rows("SELECT version, flink_home FROM t_flink_env WHERE is_default = TRUE ORDER BY id")
+    else:
+        rows = source.rows("SELECT version, flink_home FROM t_flink_env WHERE id = %s", (version_id,))
+    if not rows:
+        return None, None
+    version, home = (str(rows[0][column] or "").strip() or None for column in ("version", "flink_home"))
+    return version, home
+
+
 def flink_version(source: Source, version_id: int | None) -> str | None:
     """``t_flink_env.version`` of the app's environment (NULL: the default environment)."""
-    if version_id is None:
-        rows = source.rows("SELECT version FROM t_flink_env WHERE is_default = TRUE ORDER BY id")
-    else:
-        rows = source.rows("SELECT version FROM t_flink_env WHERE id = %s", (version_id,))
-    return str(rows[0]["version"]).strip() if rows and rows[0]["version"] else None
+    return flink_env(source, version_id)[0]
 
 
 def resources(source: Source, schema: Schema, ids: list[int]) -> dict[int, dict[str, Any]]:

@@ -34,6 +34,7 @@ from planlineage.emitter import outbox
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
 from planlineage.emitter.store import Store, StoreError
 from planlineage.lifecycle import compile_service, delivery, runner, runs
+from planlineage.planner.cluster_jars import FlinkHomeError, cluster_jars
 from planlineage.settings import Settings
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger, reads, spark
 from planlineage.streampark import jars as job_jars
@@ -291,6 +292,24 @@ class Watcher:
             if event is not None:
                 self.say(f"{app.key} {app.job_name}: previous run never ended, closed -> {event}")
 
+    def _cluster_jars(self, flink_home: str | None) -> list[str]:
+        """The jars of the console's Flink (``t_flink_env.flink_home``: lib/ and opt/ connectors,
+        minus Flink's own), after the app's own ones: connectors dropped into the cluster's lib/
+        are recorded nowhere else. The folder is the console host's; where this watcher cannot
+        read it, jobs compile without them (said once with --verbose)."""
+        if not flink_home:
+            return []
+        try:
+            return cluster_jars(flink_home)
+        except FlinkHomeError:
+            if self.options.verbose:
+                self.once(
+                    f"flink_home:{flink_home}",
+                    f"t_flink_env.flink_home {flink_home} is not readable here: "
+                    "jobs of that environment compile without the cluster's own jars",
+                )
+            return []
+
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
         assert self.schema is not None
@@ -305,11 +324,12 @@ class Watcher:
             self.say(f"{app.key} {app.job_name}: not reported: {error}")
             return False
         text = stored_text.replace_variables(text, reads.variables(self.source, self.schema, app.team_id)) or ""
-        version = reads.flink_version(self.source, app.version_id)
+        version, flink_home = reads.flink_env(self.source, app.version_id)
         minor = _MINOR.match(version or "")
         found = job_jars.resolve(self.source, self.schema, app, row, self.options.workspace)
         for warning in found.warnings:
             self.once(f"jar:{app.key}:{warning}", f"{app.key} {app.job_name}: {warning} (compiled without it)")
+        jars = [*found.paths, *self._cluster_jars(flink_home)]
         run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings)
         if run_id is None:
             return False
@@ -320,7 +340,7 @@ class Watcher:
                 "run_id": run_id,
                 "job_name": app.job_name,
                 "flink_version": minor.group(1) if minor else None,
-                "jars": found.paths,
+                "jars": jars,
                 "sql": text,
                 "error": None,
             },

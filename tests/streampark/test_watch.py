@@ -4,6 +4,7 @@ server.  Each scenario runs on both databases."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from console import CANCELED, FAILED, FINISHED, FLINK_JAR, LOST, RUNNING
@@ -77,6 +78,30 @@ def test_variables_are_substituted_as_the_console_does_at_start(streampark, watc
 
 
 # -- lifecycle scenarios (fake planner: the lineage document is given) ---------------------------
+
+
+def test_the_cluster_jars_of_flink_home_are_compiled_with_after_the_apps_own(streampark, watch, gravitino, tmp_path):
+    sp = streampark("dev")
+    c = sp.console
+    home = tmp_path / "flink-1.20.0"
+    (home / "lib").mkdir(parents=True)
+    for name in ("flink-dist-1.20.0.jar", "flink-table-planner-loader-1.20.0.jar", "acme-connector-1.0.jar"):
+        (home / "lib" / name).write_bytes(b"PK")  # Flink's own jars stay out; the connector goes in
+    c.update("t_flink_env", c.env("1.20.0"), {"flink_home": str(home)})
+    other = c.env("1.19.1", default=False)  # a flink_home this watcher cannot read: compiled without it
+    watch.fake(one_sink())
+    jars_log = tmp_path / "jars.jsonl"
+    watch.env["PLANLINEAGE_TEST_FAKE_JARS_LOG"] = str(jars_log)
+    app = c.create_app("orders_clean", "INSERT INTO orders_clean SELECT * FROM orders")
+    unread = c.create_app("orders_copy", "INSERT INTO orders_copy SELECT * FROM orders", env=other)
+    watch.once(sp.url)  # baseline
+    c.start(app)
+    c.start(unread)
+    result = watch.once(sp.url, "--verbose")
+    wait_for(lambda: jars_log.exists() and len(jars_log.read_text().splitlines()) == 2, what="both compiles")
+    given = sorted(json.loads(line) for line in jars_log.read_text().splitlines())
+    assert given == [[], [str(home / "lib" / "acme-connector-1.0.jar")]]
+    assert "/opt/flink-1.19.1 is not readable here" in result.stderr
 
 
 def test_start_running_finished_each_exactly_once_per_sink(streampark, watch, gravitino):

@@ -28,6 +28,12 @@ if os.environ.get("PLANLINEAGE_TEST_FAKE_LINEAGE"):
                 with open(f"{mark}.{os.getpid()}", "w") as handle:
                     handle.write("compiling")
             time.sleep(float(os.environ.get("PLANLINEAGE_TEST_FAKE_DELAY", "0") or 0))
+            jars_log = os.environ.get("PLANLINEAGE_TEST_FAKE_JARS_LOG")
+            if jars_log:  # which jars the compile was given, one JSON list per job
+                import json
+
+                with open(jars_log, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(list(jars or [])) + "\n")
             for jar in jars or []:
                 if not os.path.isfile(jar):
                     raise real_error(f"jar {jar} does not exist: pass the path of a readable jar file with --jar.")
