@@ -234,11 +234,14 @@ def test_conf_commands_through_the_cli(cli):
 
 
 def _flink_dists():
-    cache = os.environ.get("PLANLINEAGE_TEST_FLINK_CACHE") or "/tmp/plcache"
+    # The cache tox provisions every version into (read at collection, before fixtures clear it).
+    cache = os.environ.get("PLANLINEAGE_FLINK_CACHE")
+    if not cache:
+        return []
     return sorted(glob.glob(f"{cache}/*/venv/lib/python3*/site-packages/pyflink/lib/flink-dist-*.jar"))
 
 
-@pytest.mark.skipif(not _flink_dists(), reason="no provisioned Flink venv (PLANLINEAGE_TEST_FLINK_CACHE)")
+@pytest.mark.skipif(not _flink_dists(), reason="no provisioned Flink version in PLANLINEAGE_FLINK_CACHE")
 @pytest.mark.parametrize("jar", _flink_dists())
 def test_listener_option_gate_matches_each_flink_dist(jar):
     import re
