@@ -5,19 +5,9 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
-from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent
-for folder in (TESTS, TESTS / "emitter", TESTS / "lifecycle"):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-
-from databases import postgres_server  # noqa: E402
-from gravitino_server import GravitinoTestServer  # noqa: E402
+from databases import postgres_server
 
 _names = itertools.count()
 
@@ -35,17 +25,7 @@ def pg_url(postgres):
 
 
 @pytest.fixture(autouse=True)
-def private_home(tmp_path, monkeypatch):
-    for name in list(os.environ):
-        if name.startswith("PLANLINEAGE_"):
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    monkeypatch.setenv("PLANLINEAGE_HOME", str(home))
+def private_home(clean_env, tmp_path, monkeypatch):
+    """Every test gets its own PLANLINEAGE_HOME (tests/conftest.py) and an empty flink cache."""
     monkeypatch.setenv("PLANLINEAGE_FLINK_CACHE", str(tmp_path / "flink-cache"))
-    return home
-
-
-@pytest.fixture
-def server():
-    with GravitinoTestServer() as srv:
-        yield srv
+    return clean_env
