@@ -10,34 +10,29 @@ processes ask at once (a file lock; the loser finds the winner's work), and is r
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-import platformdirs
-from filelock import FileLock
-
 from planlineage.errors import ProvisionError
 from planlineage.flink_versions import FlinkVersion, supported
-from planlineage.planner.provisioned import MARKER, STAND_IN_JAR, Provisioned, find_java_tool
+from planlineage.planner.provisioned import STAND_IN_JAR, Provisioned, find_java_tool
+from planlineage.version_venvs import VenvCache, fingerprint
+
+__all__ = ["ProvisionError", "Provisioned", "cache_root", "ensure", "find_java_tool", "list_installed"]
 
 CACHE_ENV = "PLANLINEAGE_FLINK_CACHE"
 DEFAULT_MINOR = "1.20"
 #: Bumped when what provisioning produces changes (2: class-data sharing archive).
 LAYOUT = 2
+CACHE = VenvCache(engine="Flink", command="flink", cache_env=CACHE_ENV, cache_dir="flink")
 
 
 def cache_root() -> Path:
-    configured = os.environ.get(CACHE_ENV)
-    return Path(configured) if configured else Path(platformdirs.user_cache_dir("planlineage")) / "flink"
+    return CACHE.root()
 
 
 def resolve_version(requested: str | None) -> FlinkVersion:
@@ -55,12 +50,8 @@ def resolve_version(requested: str | None) -> FlinkVersion:
 @functools.cache  # the sources ship with the package: hashed once per process, not once per job
 def _fingerprint(flink: FlinkVersion) -> str:
     """Changes when what a venv must contain changes, so an old venv is rebuilt, not trusted."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([LAYOUT, flink.version, list(flink.requirements), sys.version_info[:2]]).encode())
-    for source in sorted(_java_sources(), key=lambda p: str(p)):
-        digest.update(str(source.relative_to(_java_root())).encode())
-        digest.update(source.read_bytes())
-    return digest.hexdigest()[:16]
+    sources = [(str(p.relative_to(_java_root())), p.read_bytes()) for p in sorted(_java_sources(), key=str)]
+    return fingerprint(LAYOUT, flink.version, flink.requirements, sources)
 
 
 def _java_root() -> Path:
@@ -73,21 +64,14 @@ def _java_sources() -> list[Path]:
 
 def list_installed() -> dict[str, dict]:
     """What the cache holds, per minor version: ready or not, and where."""
-    result = {}
-    for minor, flink in supported().items():
-        home = cache_root() / flink.version
-        marker = home / MARKER
-        state = "not installed"
-        if marker.exists():
-            try:
-                recorded = json.loads(marker.read_text())
-                state = "ready" if recorded.get("fingerprint") == _fingerprint(flink) else "outdated"
-            except (OSError, ValueError):
-                state = "broken"
-        elif home.exists():
-            state = "incomplete"
-        result[minor] = {"version": flink.version, "state": state, "path": str(home)}
-    return result
+    return {
+        minor: {
+            "version": flink.version,
+            "state": CACHE.state(flink.version, _fingerprint(flink)),
+            "path": str(cache_root() / flink.version),
+        }
+        for minor, flink in supported().items()
+    }
 
 
 def ensure(
@@ -96,98 +80,33 @@ def ensure(
     force: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> Provisioned:
-    """The provisioned version, building it first if needed (or again, with `force`)."""
+    """The provisioned version, building it first if needed (or again, with `force`): Flink's
+    jars and py4j, the stand-in connector built against them, a class-data sharing archive."""
     flink = resolve_version(requested)
-    say = progress or _stderr
-    root = cache_root()
-    home = root / flink.version
-    fingerprint = _fingerprint(flink)
-    if not force and _ready(home, fingerprint):
-        return Provisioned(flink, home)
-    root.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root / f"{flink.version}.lock")):
-        # Another process may have finished while we waited for the lock.
-        if not force and _ready(home, fingerprint):
-            return Provisioned(flink, home)
-        _build(flink, home, fingerprint, say)
-    return Provisioned(flink, home)
 
-
-def _ready(home: Path, fingerprint: str) -> bool:
-    try:
-        recorded = json.loads((home / MARKER).read_text())
-    except (OSError, ValueError):
-        return False
-    return recorded.get("fingerprint") == fingerprint and (home / "venv" / "bin" / "python").exists()
-
-
-def _stderr(message: str) -> None:
-    print(f"planlineage: {message}", file=sys.stderr, flush=True)
-
-
-def _build(flink: FlinkVersion, home: Path, fingerprint: str, say: Callable[[str], None]) -> None:
-    started = time.monotonic()
-    say(f"provisioning Flink {flink.version} in {home} (first use; about a minute)")
-    if home.exists():
-        shutil.rmtree(home)
-    home.mkdir(parents=True)
-    try:
-        venv = home / "venv"
-        say(f"[1/4] creating a virtualenv for Flink {flink.version}")
-        _run([sys.executable, "-m", "venv", str(venv)], "create the virtualenv")
-        say(f"[2/4] installing {' '.join(flink.requirements)} (~250 MB download)")
-        _run(
-            [
-                str(venv / "bin" / "python"),
-                "-m",
-                "pip",
-                "install",
-                "--no-deps",
-                "--disable-pip-version-check",
-                "--progress-bar",
-                "off",
-                *flink.requirements,
-            ],
-            f"install Flink {flink.version}",
-            stream=say,
-        )
+    def finish(home: Path, venv: Path, say: Callable[[str], None]) -> dict:
         lib = _find_lib(venv)
         say("[3/4] building the stand-in connector against this version's jars")
         stand_in = _build_stand_in(lib, home, say)
-        (home / MARKER).write_text(
-            json.dumps(
-                {
-                    "fingerprint": fingerprint,
-                    "version": flink.version,
-                    "lib": str(lib),
-                    "stand_in": stand_in is not None,
-                    "seconds": round(time.monotonic() - started, 1),
-                }
-            )
-        )
+        return {"lib": str(lib), "stand_in": stand_in is not None}
+
+    def after(home: Path, say: Callable[[str], None]) -> None:
         say("[4/4] recording a class-data sharing archive of the planner (faster JVM starts)")
         _build_class_archive(Provisioned(flink, home), say)
-    except BaseException:
-        shutil.rmtree(home, ignore_errors=True)
-        raise
-    say(f"Flink {flink.version} ready in {time.monotonic() - started:.0f} s")
 
-
-def _run(command: list[str], what: str, stream: Callable[[str], None] | None = None) -> None:
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    tail: list[str] = []
-    assert process.stdout is not None
-    for line in process.stdout:
-        line = line.rstrip()
-        tail = (tail + [line])[-15:]
-        if stream and line.startswith(("Collecting", "Downloading", "Installing", "Successfully")):
-            stream("    " + line)
-    if process.wait() != 0:
-        raise ProvisionError(
-            f"could not {what}: {' / '.join(tail[-5:]) or 'no output'}. "
-            "Check network access to the package index, then run "
-            "`planlineage flink install VERSION`."
-        )
+    home = CACHE.ensure(
+        flink.version,
+        _fingerprint(flink),
+        flink.requirements,
+        finish,
+        after=after,
+        first_use="about a minute",
+        download="~250 MB download",
+        steps=4,
+        force=force,
+        progress=progress,
+    )
+    return Provisioned(flink, home)
 
 
 def _find_lib(venv: Path) -> Path:
@@ -211,7 +130,7 @@ def _build_stand_in(lib: Path, home: Path, say: Callable[[str], None]) -> Path |
         classes = Path(work) / "classes"
         classes.mkdir()
         classpath = os.pathsep.join(str(p) for p in sorted(lib.glob("*.jar")))
-        _run(
+        CACHE.run(
             [
                 javac,
                 "--release",
@@ -227,7 +146,7 @@ def _build_stand_in(lib: Path, home: Path, say: Callable[[str], None]) -> Path |
         )
         shutil.copytree(_java_root() / "META-INF", classes / "META-INF")
         jar = home / STAND_IN_JAR
-        _run([jar_tool, "cf", str(jar), "-C", str(classes), "."], "package the stand-in connector")
+        CACHE.run([jar_tool, "cf", str(jar), "-C", str(classes), "."], "package the stand-in connector")
     return jar
 
 

@@ -1,0 +1,157 @@
+"""A child process in a version's virtualenv, spoken to one JSON object per line.
+
+Flink's compile server and Spark's analyze server share this protocol: the child prints
+``{"ready": true, ..}`` once its JVM is up, then answers each request ``{"id": n, ..}`` on stdin
+with one line ``{"id": n, ..}`` on stdout. Anything else it prints (a JVM's chatter) is skipped.
+Its stderr goes to the version's log, trimmed when it grows. It runs in its own session, so
+killing its process group ends its JVM too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from planlineage.errors import PlannerError, PlannerTimeout
+
+LOG_LIMIT = 5 * 1024 * 1024
+#: Flink's compile server writes "id" first in every answer: its answer is found by this prefix.
+_ANSWER_ID = re.compile(r'\{"id": (\d+)[,}]')
+
+
+def child_env(java: str, drop: tuple[str, ...] = ()) -> dict[str, str]:
+    """This process's environment for a child: the found `java` first on PATH, and without the
+    parent's Python paths (the child runs on its venv's packages alone) nor ``drop``."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(java).parent) + os.pathsep + env.get("PATH", "")
+    for key in ("PYTHONPATH", "PYTHONHOME", *drop):
+        env.pop(key, None)
+    return env
+
+
+class LineChild:
+    """One child process; ``name`` ("the Flink planner") is how errors call it."""
+
+    def __init__(
+        self, command: list[str], env: dict[str, str], log: Path, name: str, start_timeout: float, close_timeout: float
+    ):
+        self.name = name
+        self.log_path = log
+        self.close_timeout = close_timeout
+        _trim_log(log)
+        self._log = open(log, "ab")  # noqa: SIM115 - closed in close()
+        self._process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=env,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self._ids = itertools.count(1)
+        #: The child's first protocol line (``{"ready": true, ..}`` when it started).
+        self.hello = self._message(time.monotonic() + start_timeout)
+
+    def _read(self) -> None:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _next(self, deadline: float) -> str:
+        """The child's next line that looks like JSON, as text."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.close()
+                raise PlannerTimeout(f"{self.name} did not answer in time; see {self.log_path}")
+            try:
+                line = self._lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                code = self._process.wait()
+                raise PlannerError(f"{self.name} exited (code {code}); see {self.log_path}")
+            line = line.strip()
+            if line.startswith("{"):
+                return line
+
+    def _message(self, deadline: float) -> dict:
+        """The next protocol message (a JSON object with ``ready`` or ``id``)."""
+        while True:
+            try:
+                message = json.loads(self._next(deadline))
+            except ValueError:
+                continue
+            if isinstance(message, dict) and ("ready" in message or "id" in message):
+                return message
+
+    def ask_raw(self, request: dict, timeout: float) -> str:
+        """Sends ``request`` with the next id; the child's answer to it, as its JSON text (for a
+        caller that hands it on unread)."""
+        if self._process.poll() is not None:
+            raise PlannerError(f"{self.name} is not running")
+        request = dict(request, id=next(self._ids))
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write(json.dumps(request) + "\n")
+            self._process.stdin.flush()
+        except OSError as error:
+            raise PlannerError(f"{self.name} is not running ({error})") from None
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self._next(deadline)
+            if _answer_id(answer) == request["id"]:
+                return answer
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def close(self) -> None:
+        """Closes its stdin (the child exits at end of input), killing it if it does not."""
+        if self._process.poll() is None:
+            try:
+                assert self._process.stdin is not None
+                self._process.stdin.close()
+                self._process.wait(timeout=self.close_timeout)
+            except (OSError, subprocess.TimeoutExpired):
+                self._process.kill()
+                self._process.wait()
+        self._log.close()
+
+
+def _answer_id(line: str) -> object:
+    """The id a line answers: read from its start when the child writes it first (Flink's
+    plans are large, so they are not parsed here), else from the parsed line (Spark's)."""
+    matched = _ANSWER_ID.match(line)
+    if matched:
+        return int(matched.group(1))
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) else None
+
+
+def _trim_log(path: Path) -> None:
+    try:
+        if path.stat().st_size > LOG_LIMIT:
+            path.write_bytes(b"")
+    except FileNotFoundError:
+        pass
