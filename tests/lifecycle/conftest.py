@@ -1,9 +1,10 @@
 """Fixtures of the lifecycle CLI tests: a private PLANLINEAGE_HOME and flink cache, the test
-server, a CLI runner whose detached workers use a fake planner (no JVM)."""
+server, a CLI runner whose compile service compiles with the recorded planner (no JVM)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from lifecycle_helpers import Cli
@@ -25,3 +26,5 @@ def cli(private_home, tmp_path):
             os.kill(pid, 9)
         except OSError:
             pass
+    runner.planner.release()  # a held compile of a still-live planner ends (its service is gone)
+    shutil.rmtree(runner.env["PLANLINEAGE_WORKER_DIR"], ignore_errors=True)

@@ -1,15 +1,16 @@
-"""Helpers of the lifecycle CLI tests (a CLI runner whose detached workers use a fake planner)."""
+"""Helpers of the lifecycle CLI tests (a CLI runner whose compile service compiles with the
+recorded planner: real pipeline, recorded plans, no JVM)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-FAKE_PLANNER = Path(__file__).resolve().parent / "fake_planner"
+from recorded_planner import RecordedPlanner
 
 
 def lineage_settings(token: str, **settings: str | None) -> dict:
@@ -25,11 +26,6 @@ def lineage_settings(token: str, **settings: str | None) -> dict:
     return result
 
 
-def write_lineage(path: Path, lineage) -> Path:
-    path.write_text(json.dumps(lineage.to_json_dict()), encoding="utf-8")
-    return path
-
-
 class Cli:
     """Runs `python -m planlineage ...` like a platform does: a fresh process per command."""
 
@@ -38,18 +34,13 @@ class Cli:
         self.tmp = tmp
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("PLANLINEAGE_")}
         self.env["PLANLINEAGE_HOME"] = str(home)
-        self.env["PLANLINEAGE_FLINK_CACHE"] = os.environ["PLANLINEAGE_FLINK_CACHE"]
-        self.env["PYTHONPATH"] = os.pathsep.join(
-            [str(FAKE_PLANNER)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        )
+        self.planner = RecordedPlanner(Path(os.environ["PLANLINEAGE_FLINK_CACHE"]))
+        self.env.update(self.planner.env())
+        # No warm planner of the machine's user answers for ours (socket paths are short: not tmp).
+        self.env["PLANLINEAGE_WORKER_DIR"] = tempfile.mkdtemp(prefix="pl-life-")
         self.env["PLANLINEAGE_WORKER_FLUSH_SECONDS"] = "3"
         # The compile service stops soon after its work, so that a test can wait for it to end.
         self.env["PLANLINEAGE_COMPILE_IDLE_SECONDS"] = "0.3"
-        self.env["PLANLINEAGE_TEST_FAKE_MARK"] = str(tmp / "compiling")
-
-    def fake(self, lineage, delay: float = 0.0) -> None:
-        self.env["PLANLINEAGE_TEST_FAKE_LINEAGE"] = str(write_lineage(self.tmp / "fake-lineage.json", lineage))
-        self.env["PLANLINEAGE_TEST_FAKE_DELAY"] = str(delay)
 
     def __call__(self, *args: str, input: bytes | None = None, timeout: float = 60, **env: str):
         environment = dict(self.env, **env)

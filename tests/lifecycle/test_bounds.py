@@ -7,24 +7,23 @@ import json
 import time
 
 import pytest
-from emitter_fixtures import single_sink_lineage
 from gravitino_server import GravitinoTestServer
+from recorded_planner import case_sql
 from test_lifecycle_cli import configure, state, submit
 
-SQL = "CREATE TABLE a (id INT) WITH ('connector' = 'kafka');\nINSERT INTO a SELECT 1;\n"
+SQL = case_sql("union_all")
 #: Slack over a bound for what happens outside the process (fork/exec by the test, a busy machine).
 SLACK = 1.0
 
 
 @pytest.fixture
-def sql_file(tmp_path):
+def sql_file(cli, tmp_path):
     path = tmp_path / "job.sql"
-    path.write_text(SQL, encoding="utf-8")
+    path.write_text(cli.planner.record(SQL, "union_all"), encoding="utf-8")
     return path
 
 
 def test_state_and_flush_stay_within_their_bound_against_a_hanging_server(cli, sql_file):
-    cli.fake(single_sink_lineage())
     with GravitinoTestServer(delay=30) as hanging:
         configure(cli, hanging)
         submit(cli, sql_file)
@@ -41,7 +40,6 @@ def test_state_and_flush_stay_within_their_bound_against_a_hanging_server(cli, s
 
 
 def test_select_only_resubmission_sends_nothing_warns_and_aborts_the_open_run(cli, server, tmp_path, sql_file):
-    cli.fake(single_sink_lineage())
     configure(cli, server)
     submit(cli, sql_file)
     cli.wait_workers()
@@ -60,7 +58,6 @@ def test_select_only_resubmission_sends_nothing_warns_and_aborts_the_open_run(cl
 
 
 def test_resubmitting_an_app_id_aborts_the_previous_open_run_first(cli, server, sql_file):
-    cli.fake(single_sink_lineage())
     configure(cli, server)
     submit(cli, sql_file)
     cli.wait_workers()

@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from command_imports import HEAVY, imported_by
-from test_lifecycle_cli import SQL, configure, single_sink_lineage
+from test_lifecycle_cli import SQL, configure
 
 
 def test_help_imports_the_parser_and_nothing_else(cli):
@@ -22,10 +22,9 @@ def test_help_imports_the_parser_and_nothing_else(cli):
 
 
 def test_submit_records_the_run_without_the_event_models(cli, server, tmp_path):
-    cli.fake(single_sink_lineage())
     configure(cli, server)
     script = tmp_path / "job.sql"
-    script.write_text(SQL, encoding="utf-8")
+    script.write_text(cli.planner.record(SQL, "regular_join"), encoding="utf-8")
     found = imported_by(
         ["submit", "--app-id", "app-imports", "--job-name", "etl", "--flink-version", "1.20"]
         + ["--sql-file", str(script), "--lineage-enable"],

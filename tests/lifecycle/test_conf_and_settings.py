@@ -51,7 +51,7 @@ CONF_INPUTS = [
 @pytest.mark.parametrize("enable", [True, False])
 def test_unconfigured_install_is_untouched(cli, tmp_path, private_home, enable):
     cache = Path(os.environ["PLANLINEAGE_FLINK_CACHE"])
-    cache.mkdir()
+    cache.mkdir(exist_ok=True)  # holds the recorded planner
     (cache / "marker").write_text("x")
     sql = tmp_path / "job.sql"
     sql.write_text("INSERT INTO a SELECT * FROM b;")

@@ -1,5 +1,6 @@
-"""submit / state / flush as a platform calls them: fresh processes, a detached worker (fake
-planner, no JVM), the Gravitino-compatible test server on 127.0.0.1."""
+"""submit / state / flush as a platform calls them: fresh processes, the compile service compiling
+with the recorded planner (real pipeline, recorded plans, no JVM), the Gravitino-compatible test
+server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -11,26 +12,32 @@ import time
 from collections import Counter
 
 import pytest
-from emitter_fixtures import single_sink_lineage, two_sink_lineage
 from lifecycle_helpers import wait_for
+from recorded_planner import case_sql
 
 from planlineage.emitter.store import Store
 
 SECRET = "hunter2-Sup3rSecret"
+#: The regular_join fixture case with secrets around it (tables the plan does not use, SETs of
+#: options the planner ignores): it compiles to the plan recorded for regular_join.
 SQL = f"""-- password: {SECRET}
 SET s3.secret-key = {SECRET};
 SET 'fs.s3a.secret.key' = '{SECRET}';
-CREATE TABLE orders (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'orders',
+CREATE TABLE audit (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'audit',
   'properties.sasl.jaas.config' = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{SECRET}";');
-CREATE TABLE sink (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db:3306/x', 'password' = '{SECRET}');
-INSERT INTO sink SELECT id FROM orders;
-"""
+CREATE TABLE archive (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db:3306/x', 'password' = '{SECRET}');
+""" + case_sql("regular_join")
+#: What the real walk and registry make of regular_join's recorded plan: out_b <- orders, refunds.
+REGULAR_JOIN = (
+    [("kafka://k1:9092", "orders"), ("kafka://k1:9092", "refunds")],
+    [("postgres://pg:5432", "dw.public.out_b")],
+)
 
 
 @pytest.fixture
-def sql_file(tmp_path):
+def sql_file(cli, tmp_path):
     path = tmp_path / "job.sql"
-    path.write_text(SQL, encoding="utf-8")
+    path.write_text(cli.planner.record(SQL, "regular_join"), encoding="utf-8")
     return path
 
 
@@ -82,18 +89,30 @@ def datasets(event):
     )
 
 
-def test_statement_set_lifecycle_start_running_complete(cli, server, sql_file):
-    cli.fake(two_sink_lineage())
+def test_statement_set_lifecycle_start_running_complete(cli, server, tmp_path):
+    sql_file = tmp_path / "statement_set.sql"
+    sql_file.write_text(cli.planner.record(case_sql("statement_set"), "statement_set"), encoding="utf-8")
     configure(cli, server)
     submit(cli, sql_file, "application_1", "etl")
     cli.wait_workers()
     state(cli, "application_1", "RUNNING")
     state(cli, "application_1", "FINISHED")
     types = [e["eventType"] for e in server.events]
-    assert types == ["START"] * 3 + ["RUNNING"] * 3 + ["COMPLETE"] * 3
+    assert types == ["START"] * 4 + ["RUNNING"] * 4 + ["COMPLETE"] * 4
     assert len({e["run"]["runId"] for e in server.events if e["job"]["name"] == "etl"}) == 1
+    # One job per sink (out_s prints: no dataset to name, its inputs still count) with the
+    # datasets the real walk and registry read from the recorded plan.
+    sinks = {e["job"]["name"]: datasets(e) for e in server.events if e["job"]["name"] != "etl"}
+    kafka = "kafka://k1:9092"
+    assert sinks == {
+        "etl.default_catalog.default_database.out_a": ([(kafka, "orders")], [(kafka, "out-a")]),
+        "etl.default_catalog.default_database.out_b": (
+            [(kafka, "refunds")],
+            [("postgres://pg:5432", "dw.public.out_b")],
+        ),
+        "etl.default_catalog.default_database.out_s": ([(kafka, "orders"), ("mysql://db:3306", "crm.customers")], []),
+    }
     jobs = {e["job"]["name"] for e in server.events}
-    assert jobs == {"etl", "etl.hive.sales.orders_clean", "etl.hive.sales.payments_by_order"}
     for job in jobs:
         per_job = [e for e in server.events if e["job"]["name"] == job]
         assert [e["eventType"] for e in per_job] == ["START", "RUNNING", "COMPLETE"]
@@ -103,21 +122,23 @@ def test_statement_set_lifecycle_start_running_complete(cli, server, sql_file):
 
 
 def test_state_before_start_is_sent_after_it_in_order(cli, server, sql_file):
-    cli.fake(single_sink_lineage(), delay=8)
     configure(cli, server)
+    cli.planner.hold()
     submit(cli, sql_file)
     state(cli, "app-1", "RUNNING", wait=False)
     state(cli, "app-1", "FAILED", "--error", "TaskManager lost", wait=False)
+    wait_for(cli.planner.compiling, what="the compile to begin")
     assert server.events == []  # lineage not known yet: nothing sent, nothing lost
+    cli.planner.release()
     cli.wait_workers(60)
     assert [e["eventType"] for e in server.events] == ["START", "RUNNING", "FAIL"]
+    assert {json.dumps(datasets(e)) for e in server.events} == {json.dumps(REGULAR_JOIN)}
     fail = server.events[-1]
     assert fail["run"]["facets"]["errorMessage"]["message"] == "TaskManager lost"
     assert len({e["run"]["runId"] for e in server.events}) == 1
 
 
 def test_each_submission_is_a_new_run_and_unknown_app_is_noop(cli, server, sql_file, private_home):
-    cli.fake(single_sink_lineage())
     configure(cli, server)
     state(cli, "never-submitted", "RUNNING")
     submit(cli, sql_file)
@@ -132,7 +153,6 @@ def test_each_submission_is_a_new_run_and_unknown_app_is_noop(cli, server, sql_f
 
 
 def test_server_down_during_start_then_flush_delivers_in_order(cli, server, sql_file):
-    cli.fake(single_sink_lineage())
     configure(cli, server)
     server.down()
     submit(cli, sql_file)
@@ -151,7 +171,6 @@ def test_server_down_during_start_then_flush_delivers_in_order(cli, server, sql_
 def test_slow_server_never_hangs_state(cli, sql_file):
     from gravitino_server import GravitinoTestServer
 
-    cli.fake(single_sink_lineage())
     with GravitinoTestServer(delay=20) as slow:
         configure(cli, slow)
         submit(cli, sql_file)
@@ -163,10 +182,9 @@ def test_slow_server_never_hangs_state(cli, sql_file):
 
 
 def test_concurrent_submit_and_state_nothing_lost_or_duplicated(cli, server, tmp_path):
-    cli.fake(single_sink_lineage())
     configure(cli, server)
     path = tmp_path / "job.sql"
-    path.write_text("INSERT INTO sink SELECT * FROM src;", encoding="utf-8")
+    path.write_text(cli.planner.record(case_sql("union_all"), "union_all"), encoding="utf-8")
     apps = [f"app-{i}" for i in range(10)]
     errors: list[str] = []
 
@@ -203,21 +221,22 @@ def test_concurrent_submit_and_state_nothing_lost_or_duplicated(cli, server, tmp
         assert len({e["run"]["runId"] for e in events}) == 1
 
 
-def _kill_worker_mid_compile(cli, tmp_path):
+def _kill_worker_mid_compile(cli):
+    """Kills the compile service whose compile the recorded planner holds."""
     pid = wait_for(
-        lambda: next((p for p in cli.workers() if (tmp_path / f"compiling.{p}").exists()), None),
+        lambda: next((p for p in cli.workers() if p in cli.planner.compiling()), None),
         what="a compile service compiling",
     )
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: pid not in cli.workers(), what="the worker to die")
 
 
-def test_killed_worker_compile_is_attempted_again(cli, server, sql_file, tmp_path):
-    cli.fake(single_sink_lineage(), delay=60)
+def test_killed_worker_compile_is_attempted_again(cli, server, sql_file):
     configure(cli, server)
+    cli.planner.hold()
     submit(cli, sql_file)
-    _kill_worker_mid_compile(cli, tmp_path)
-    cli.env["PLANLINEAGE_TEST_FAKE_DELAY"] = "0"
+    _kill_worker_mid_compile(cli)
+    cli.planner.release()
     state(cli, "app-1", "RUNNING")  # finds the dead job, starts it again
     cli.wait_workers()
     state(cli, "app-1", "FINISHED")
@@ -225,13 +244,13 @@ def test_killed_worker_compile_is_attempted_again(cli, server, sql_file, tmp_pat
     assert not list((cli.home / "jobs").glob("*.json"))
 
 
-def test_worker_killed_twice_abandons_the_run_cleanly(cli, server, sql_file, tmp_path):
-    cli.fake(single_sink_lineage(), delay=60)
+def test_worker_killed_twice_abandons_the_run_cleanly(cli, server, sql_file):
     configure(cli, server)
+    cli.planner.hold()
     submit(cli, sql_file)
-    _kill_worker_mid_compile(cli, tmp_path)
+    _kill_worker_mid_compile(cli)
     state(cli, "app-1", "RUNNING", wait=False)  # second attempt
-    _kill_worker_mid_compile(cli, tmp_path)
+    _kill_worker_mid_compile(cli)
     state(cli, "app-1", "FINISHED")  # gives up: no garbage for this run
     cli.wait_workers()
     assert cli("flush").returncode == 0
@@ -241,10 +260,11 @@ def test_worker_killed_twice_abandons_the_run_cleanly(cli, server, sql_file, tmp
 
 
 def test_broken_sql_and_missing_jar_fail_open(cli, server, tmp_path):
-    cli.fake(single_sink_lineage())
     configure(cli, server)
     broken = tmp_path / "broken.sql"
-    broken.write_text("BROKEN INSERT INTO", encoding="utf-8")
+    text = case_sql("union_all").rsplit("INSERT", 1)[0] + "INSERT INTO out_a SELEC order_id FROM orders;\n"
+    parse_error = 'SQL parse failed. Encountered "order_id" at line 1, column 25.'
+    broken.write_text(cli.planner.record_error(text, parse_error), encoding="utf-8")
     result = submit(cli, broken, "app-b")
     assert result.stderr == b""
     result = submit(cli, tmp_path / "job-does-not-exist.sql", "app-c")
@@ -264,7 +284,6 @@ def test_broken_sql_and_missing_jar_fail_open(cli, server, tmp_path):
 
 
 def test_corrupt_state_file_fails_open(cli, server, sql_file, private_home):
-    cli.fake(single_sink_lineage())
     private_home.mkdir(parents=True)
     (private_home / "state.db").write_bytes(b"this is not a database" * 100)
     for args in (("state", "--app-id", "x", "--state", "RUNNING"), ("flush",)):
@@ -281,7 +300,6 @@ def test_corrupt_state_file_fails_open(cli, server, sql_file, private_home):
 def test_secrets_of_the_sql_reach_neither_server_nor_output(cli, sql_file):
     from gravitino_server import GravitinoTestServer
 
-    cli.fake(single_sink_lineage())
     with GravitinoTestServer(token="tok-ABCDEFGH-123456") as server:
         configure(cli, server, **{"lineage.token": "tok-ABCDEFGH-123456"})
         outputs = [submit(cli, sql_file)]
@@ -307,10 +325,10 @@ def test_secrets_of_the_sql_reach_neither_server_nor_output(cli, sql_file):
 
 
 def test_sql_facet_is_capped_with_a_marker_and_a_warning(cli, server, tmp_path):
-    cli.fake(single_sink_lineage())
     configure(cli, server, **{"lineage.sql-max-bytes": "4096"})
     big = tmp_path / "big.sql"
-    big.write_text(SQL + "".join(f"-- filler line {i} {'x' * 80}\n" for i in range(2000)), encoding="utf-8")
+    text = SQL + "".join(f"-- filler line {i} {'x' * 80}\n" for i in range(2000))
+    big.write_text(cli.planner.record(text, "regular_join"), encoding="utf-8")
     submit(cli, big)
     cli.wait_workers()
     state(cli, "app-1", "FINISHED")
@@ -324,8 +342,8 @@ def test_submit_loads_no_model_no_transport_and_starts_no_jvm(cli, server, sql_f
     """Exact where a wall-clock limit would flake on a busy machine (figures: bench/lifecycle_load.py):
     the submission's path imports neither pydantic, openlineage, httpx nor the planner, and
     only queues the compile."""
-    cli.fake(single_sink_lineage(), delay=5)
     configure(cli, server)
+    cli.planner.hold()  # the job file stays until the compile ends
     result = cli(
         "submit",
         "--app-id",
@@ -345,13 +363,13 @@ def test_submit_loads_no_model_no_transport_and_starts_no_jvm(cli, server, sql_f
     assert [p.name for p in (cli.home / "jobs").iterdir()] == [
         f"{Store(cli.home / 'state.db').rows('SELECT run_id FROM runs')[0]['run_id']}.json"
     ]
+    cli.planner.release()
     cli.wait_workers(60)
 
 
 def test_401_parks_until_settings_set_token_then_outbox_list_and_retry(cli, sql_file):
     from gravitino_server import GravitinoTestServer
 
-    cli.fake(single_sink_lineage())
     with GravitinoTestServer(token="FAKE-right-token") as srv:
         configure(cli, srv)
         assert cli("settings", "set", "lineage.token", "FAKE-wrong-token").returncode == 0
@@ -375,7 +393,6 @@ def test_401_parks_until_settings_set_token_then_outbox_list_and_retry(cli, sql_
 def test_a_run_the_server_refuses_waits_alone_and_outbox_retry_sends_it(cli, sql_file, tmp_path):
     from gravitino_server import GravitinoTestServer
 
-    cli.fake(single_sink_lineage())
     with GravitinoTestServer() as srv:
         configure(cli, srv, **{"lineage.retry-attempts": "1"})
         submit(cli, sql_file, "app-bad", "bad")

@@ -9,22 +9,21 @@ import subprocess
 import sys
 
 import pytest
-from emitter_fixtures import single_sink_lineage
+from recorded_planner import case_sql
 from test_lifecycle_cli import configure, state, submit
 
-SQL = "CREATE TABLE a (id INT) WITH ('connector' = 'kafka');\nINSERT INTO a SELECT 1;\n"
+SQL = case_sql("union_all")
 
 
 @pytest.fixture
-def sql_file(tmp_path):
+def sql_file(cli, tmp_path):
     path = tmp_path / "job.sql"
-    path.write_text(SQL, encoding="utf-8")
+    path.write_text(cli.planner.record(SQL, "union_all"), encoding="utf-8")
     return path
 
 
 def _undelivered_run(cli, server, sql_file):
     """A run whose START went out and whose RUNNING waits (the server was down)."""
-    cli.fake(single_sink_lineage())
     configure(cli, server)
     submit(cli, sql_file)
     cli.wait_workers()

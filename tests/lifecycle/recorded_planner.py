@@ -1,0 +1,102 @@
+"""A provisioned Flink version whose compile server is ``fake_compile_server.py``: the lifecycle
+tests' planner. Everything but the JVM is real: provisioning's readiness check, the compile
+service's pool, ``Planner`` and its line protocol, the walk, the registry, the events.
+
+``record(sql, case)`` makes the server answer the script ``sql`` with the CompiledPlan recorded
+for ``case`` in tests/fixtures/plans/<minor>/ (so the datasets the tests see come from a real
+plan through the real walk: a wrong recorded plan gives wrong datasets). ``hold()`` makes every
+compile wait at its start until ``release()``: a test decides when a compile ends, no sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SERVER = Path(__file__).resolve().parent / "fake_compile_server.py"
+
+
+def case_sql(case: str) -> str:
+    """A fixture case's script as the recordings were compiled from (tests/fixtures/generate.py)."""
+    shared = (FIXTURES / "sql" / "_tables.sql").read_text(encoding="utf-8")
+    return shared + "\n" + (FIXTURES / "sql" / f"{case}.sql").read_text(encoding="utf-8")
+
+
+class RecordedPlanner:
+    def __init__(self, cache: Path, minor: str = "1.20"):
+        from planlineage.planner import provision
+
+        self.flink = provision.resolve_version(minor)
+        self.home = cache / self.flink.version
+        self.folder = cache / "recorded"
+        self.java_home = cache / "no-jvm"
+        for folder in (self.home / "venv" / "bin", self.home / "lib", self.folder, self.java_home / "bin"):
+            folder.mkdir(parents=True, exist_ok=True)
+        # `java` must exist for the Planner to start its child; the fake never runs it.
+        self._script(self.java_home / "bin" / "java", "echo 'the lifecycle tests start no JVM' >&2; exit 1")
+        self._script(
+            self.home / "venv" / "bin" / "python",
+            f"exec '{sys.executable}' -I '{SERVER}' --recorded '{self.folder}' \"$@\"",
+        )
+        marker = {"fingerprint": provision._fingerprint(self.flink), "version": self.flink.version}
+        (self.home / "ready.json").write_text(json.dumps({**marker, "lib": str(self.home / "lib")}))
+        self._answers: dict[str, dict] = {}
+        self._save()
+
+    @staticmethod
+    def _script(path: Path, body: str) -> None:
+        path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+        path.chmod(0o755)
+
+    def _key(self, sql: str) -> str:
+        from fake_compile_server import key
+
+        from planlineage.planner import script
+        from planlineage.planner.provisioned import Provisioned
+        from planlineage.planner.request import build_request
+
+        request, _, _ = build_request(script.split(sql), Provisioned(self.flink, self.home), [])
+        return key(request["statements"])
+
+    def _save(self) -> None:
+        path = self.folder / "answers.json"
+        path.with_suffix(".tmp").write_text(json.dumps(self._answers), encoding="utf-8")
+        path.with_suffix(".tmp").replace(path)
+
+    def record(self, sql: str, case: str) -> str:
+        """The script ``sql`` compiles to the plan recorded for ``case``; returns ``sql``."""
+        recorded = json.loads((FIXTURES / "plans" / self.flink.minor / f"{case}.json").read_text(encoding="utf-8"))
+        keep = ("plan", "tables", "stand_ins")
+        self._answers[self._key(sql)] = {"ok": True, **{k: recorded[k] for k in keep if k in recorded}}
+        self._save()
+        return sql
+
+    def record_error(self, sql: str, message: str) -> str:
+        """The script ``sql`` fails to compile at its last statement, as Flink says ``message``."""
+        key = self._key(sql)
+        error = {"statement": key.count("\0"), "message": message}
+        self._answers[key] = {"ok": False, "error": error}
+        self._save()
+        return sql
+
+    def hold(self) -> None:
+        (self.folder / "hold").touch()
+
+    def release(self) -> None:
+        (self.folder / "hold").unlink(missing_ok=True)
+
+    def compiling(self) -> list[int]:
+        """Pids of the compile services whose compile has begun (held or not)."""
+        return [int(p.name.split(".", 1)[1]) for p in self.folder.glob("compiling.*")]
+
+    def jars(self) -> list[list[str]]:
+        """The jars each compile was given, in order."""
+        path = self.folder / "requests.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        return [json.loads(line)["jars"] for line in lines]
+
+    def env(self) -> dict[str, str]:
+        """What a process needs to compile with this planner (the cache, the no-JVM `java`)."""
+        return {"PLANLINEAGE_FLINK_CACHE": str(self.home.parent), "JAVA_HOME": str(self.java_home)}
