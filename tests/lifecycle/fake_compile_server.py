@@ -6,8 +6,9 @@ the answer recorded for its statements (the CompiledPlans of tests/fixtures/plan
 ``recorded_planner.RecordedPlanner``). Standard library only, as the real server (it runs with
 the parent's Python paths removed).
 
-The fake provisioned venv's ``bin/python`` runs ``this --recorded DIR <compile_server.py> ...``.
-In DIR: ``answers.json`` ({statements' SQL joined by NUL: answer}); ``hold`` (while it exists a
+The fake provisioned venv's ``bin/python`` runs ``this --recorded DIR --answers FILE
+<compile_server.py> ...``. FILE: {the statements' SQL joined by NUL: answer}, the version's.
+In DIR: ``hold`` (while it exists a
 compile waits: the tests' gate, no sleeps); ``compiling.<ppid>`` (written when a compile begins;
 the parent is the compile service); ``requests.jsonl`` (the jars of each request).
 """
@@ -24,8 +25,8 @@ def key(statements: list[dict]) -> str:
     return "\0".join(s["sql"] for s in statements)
 
 
-def answer(folder: str, request: dict) -> dict:
-    with open(os.path.join(folder, "answers.json"), encoding="utf-8") as handle:
+def answer(path: str, request: dict) -> dict:
+    with open(path, encoding="utf-8") as handle:
         answers = json.load(handle)
     found = answers.get(key(request.get("statements") or []))
     if found is None:
@@ -36,6 +37,7 @@ def answer(folder: str, request: dict) -> dict:
 
 def main() -> int:
     folder = sys.argv[sys.argv.index("--recorded") + 1]
+    answers = sys.argv[sys.argv.index("--answers") + 1]
     parent = os.getppid()
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
@@ -51,7 +53,7 @@ def main() -> int:
         with open(os.path.join(folder, "requests.jsonl"), "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"jars": request.get("jars") or []}) + "\n")
         # "id" first, as the real server writes it: the client finds the answer by that prefix
-        print(json.dumps({"id": request["id"], **answer(folder, request)}), flush=True)
+        print(json.dumps({"id": request["id"], **answer(answers, request)}), flush=True)
     return 0
 
 

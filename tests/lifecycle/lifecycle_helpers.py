@@ -34,7 +34,7 @@ class Cli:
         self.tmp = tmp
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("PLANLINEAGE_")}
         self.env["PLANLINEAGE_HOME"] = str(home)
-        self.planner = RecordedPlanner(Path(os.environ["PLANLINEAGE_FLINK_CACHE"]))
+        self.planner = RecordedPlanner(tmp / "flink-cache")
         self.env.update(self.planner.env())
         # No warm planner of the machine's user answers for ours (socket paths are short: not tmp).
         self.env["PLANLINEAGE_WORKER_DIR"] = tempfile.mkdtemp(prefix="pl-life-")

@@ -25,60 +25,66 @@ def case_sql(case: str) -> str:
 
 
 class RecordedPlanner:
-    def __init__(self, cache: Path, minor: str = "1.20"):
+    """Flink ``minors`` provisioned in ``cache``, each answering its own version's recordings."""
+
+    def __init__(self, cache: Path, minors: tuple[str, ...] = ("1.20",)):
         from planlineage.planner import provision
 
-        self.flink = provision.resolve_version(minor)
-        self.home = cache / self.flink.version
+        self.cache = cache
+        self.flinks = [provision.resolve_version(minor) for minor in minors]
         self.folder = cache / "recorded"
         self.java_home = cache / "no-jvm"
-        for folder in (self.home / "venv" / "bin", self.home / "lib", self.folder, self.java_home / "bin"):
+        for folder in (self.folder, self.java_home / "bin"):
             folder.mkdir(parents=True, exist_ok=True)
         # `java` must exist for the Planner to start its child; the fake never runs it.
         self._script(self.java_home / "bin" / "java", "echo 'the lifecycle tests start no JVM' >&2; exit 1")
-        self._script(
-            self.home / "venv" / "bin" / "python",
-            f"exec '{sys.executable}' -I '{SERVER}' --recorded '{self.folder}' \"$@\"",
-        )
-        marker = {"fingerprint": provision._fingerprint(self.flink), "version": self.flink.version}
-        (self.home / "ready.json").write_text(json.dumps({**marker, "lib": str(self.home / "lib")}))
-        self._answers: dict[str, dict] = {}
-        self._save()
+        for flink in self.flinks:
+            home = cache / flink.version
+            (home / "lib").mkdir(parents=True, exist_ok=True)
+            (home / "venv" / "bin").mkdir(parents=True, exist_ok=True)
+            answers = self.folder / f"answers-{flink.minor}.json"
+            self._script(
+                home / "venv" / "bin" / "python",
+                f"exec '{sys.executable}' -I '{SERVER}' --recorded '{self.folder}' --answers '{answers}' \"$@\"",
+            )
+            marker = {"fingerprint": provision._fingerprint(flink), "version": flink.version, "lib": str(home / "lib")}
+            (home / "ready.json").write_text(json.dumps(marker))
+            _write(answers, {})
 
     @staticmethod
     def _script(path: Path, body: str) -> None:
         path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
         path.chmod(0o755)
 
-    def _key(self, sql: str) -> str:
+    def _put(self, sql: str, answer) -> None:
+        """Records ``answer(minor)`` for ``sql`` on every version."""
         from fake_compile_server import key
 
         from planlineage.planner import script
         from planlineage.planner.provisioned import Provisioned
         from planlineage.planner.request import build_request
 
-        request, _, _ = build_request(script.split(sql), Provisioned(self.flink, self.home), [])
-        return key(request["statements"])
-
-    def _save(self) -> None:
-        path = self.folder / "answers.json"
-        path.with_suffix(".tmp").write_text(json.dumps(self._answers), encoding="utf-8")
-        path.with_suffix(".tmp").replace(path)
+        for flink in self.flinks:
+            provisioned = Provisioned(flink, self.cache / flink.version)
+            request, _, _ = build_request(script.split(sql), provisioned, [])
+            path = self.folder / f"answers-{flink.minor}.json"
+            answers = json.loads(path.read_text(encoding="utf-8"))
+            answers[key(request["statements"])] = answer(flink.minor, len(request["statements"]))
+            _write(path, answers)
 
     def record(self, sql: str, case: str) -> str:
         """The script ``sql`` compiles to the plan recorded for ``case``; returns ``sql``."""
-        recorded = json.loads((FIXTURES / "plans" / self.flink.minor / f"{case}.json").read_text(encoding="utf-8"))
-        keep = ("plan", "tables", "stand_ins")
-        self._answers[self._key(sql)] = {"ok": True, **{k: recorded[k] for k in keep if k in recorded}}
-        self._save()
+
+        def recorded(minor: str, _count: int) -> dict:
+            found = json.loads((FIXTURES / "plans" / minor / f"{case}.json").read_text(encoding="utf-8"))
+            return {"ok": True, **{k: found[k] for k in ("plan", "tables", "stand_ins") if k in found}}
+
+        self._put(sql, recorded)
         return sql
 
     def record_error(self, sql: str, message: str) -> str:
         """The script ``sql`` fails to compile at its last statement, as Flink says ``message``."""
-        key = self._key(sql)
-        error = {"statement": key.count("\0"), "message": message}
-        self._answers[key] = {"ok": False, "error": error}
-        self._save()
+        self._put(sql, lambda _minor, count: {"ok": False, "error": {"statement": count - 1, "message": message}})
         return sql
 
     def hold(self) -> None:
@@ -99,4 +105,10 @@ class RecordedPlanner:
 
     def env(self) -> dict[str, str]:
         """What a process needs to compile with this planner (the cache, the no-JVM `java`)."""
-        return {"PLANLINEAGE_FLINK_CACHE": str(self.home.parent), "JAVA_HOME": str(self.java_home)}
+        return {"PLANLINEAGE_FLINK_CACHE": str(self.cache), "JAVA_HOME": str(self.java_home)}
+
+
+def _write(path: Path, data: dict) -> None:
+    """Atomically: a compile reading the answers never sees half of them."""
+    path.with_suffix(".tmp").write_text(json.dumps(data), encoding="utf-8")
+    path.with_suffix(".tmp").replace(path)

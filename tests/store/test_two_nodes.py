@@ -1,6 +1,6 @@
 """Two platform nodes (two homes, two node names) sharing one real PostgreSQL store, driven as a
-platform drives them: a fresh `python -m planlineage` process per command, detached workers with the
-fake planner (no JVM), the Gravitino-compatible test server on 127.0.0.1."""
+platform drives them: a fresh `python -m planlineage` process per command, compile services with the
+recorded planner (real pipeline, recorded plans, no JVM), the Gravitino-compatible test server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collections import Counter
 
 import pytest
 from databases import PASSWORD
-from emitter_fixtures import single_sink_lineage
 from lifecycle_helpers import Cli, wait_for
+from recorded_planner import case_sql
 
-SQL = "CREATE TABLE s (id INT) WITH ('connector' = 'datagen');\nINSERT INTO s SELECT 1;\n"
+SQL = case_sql("union_all")
 
 
 class Node(Cli):
@@ -25,9 +25,8 @@ class Node(Cli):
         super().__init__(root / name / "home", root / name)
         self.name = name
         self.env.update(PLANLINEAGE_STORE=url, PLANLINEAGE_NODE=name, **env)
-        self.fake(single_sink_lineage())
         self.sql = root / name / "job.sql"
-        self.sql.write_text(SQL, encoding="utf-8")
+        self.sql.write_text(self.planner.record(SQL, "union_all"), encoding="utf-8")
 
     def ok(self, *args: str, timeout: float = 60, **env: str):
         result = self(*args, timeout=timeout, **env)
@@ -58,6 +57,7 @@ def nodes(tmp_path, pg_url, server):
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+        node.planner.release()
 
 
 def settled(server, runs: int, per_run: int, nodes=()) -> dict[str, list[str]]:
@@ -142,10 +142,11 @@ def test_ten_runs_over_both_nodes_flushed_by_both_at_once_are_delivered_exactly_
 
 def test_a_node_killed_mid_compile_is_finished_by_the_other_after_its_lease(nodes, server):
     a, b = nodes
-    a.env.update(PLANLINEAGE_COMPILE_LEASE="2", PLANLINEAGE_TEST_FAKE_DELAY="60")
+    a.env.update(PLANLINEAGE_COMPILE_LEASE="2")
     b.env.update(PLANLINEAGE_COMPILE_LEASE="2")
+    a.planner.hold()  # node a's compile never ends: node b's planner is not held
     a.submit("app-k")
-    wait_for(lambda: list(a.tmp.glob("compiling.*")), what="node a's compile under way")
+    wait_for(a.planner.compiling, what="node a's compile under way")
     status = json.loads(b.ok("store", "status", "--json").stdout)
     assert status["leases"] == {"node-a": {"compile": 1}} and status["runs"] == {"COMPILING": 1}
     time.sleep(2.5)  # the worker renews its lease while it compiles
@@ -157,7 +158,7 @@ def test_a_node_killed_mid_compile_is_finished_by_the_other_after_its_lease(node
     assert not b.workers() or events_of(server) == {}
     time.sleep(2.2)  # node a's lease runs out (node b's service, if the state above started it, may take it now)
     b.ok("flush")  # any command of node b notices the expired lease and has its service finish the compile
-    wait_for(lambda: list(b.tmp.glob("compiling.*")), what="node b's compile")
+    wait_for(b.planner.compiling, what="node b's compile")
     b.wait_workers(60)
     b.state("app-k", "FINISHED")
     assert list(settled(server, 1, 3, (a, b)).values()) == [["START", "RUNNING", "COMPLETE"]]

@@ -2,9 +2,9 @@
 session, a fresh database per test), the console stand-in, a Gravitino-compatible server, and a
 runner of ``planlineage watch`` as a separate process, as an operator runs it.
 
-Compiles: by default the compile service uses the lifecycle tests' fake planner
-(``tests/lifecycle/fake_planner/``, an import hook that makes ``extract`` answer a given lineage
-document, no JVM); tests that take the
+Compiles: after ``watch.recorded()`` the compile service compiles through the real pipeline
+with the lifecycle tests' recorded planner (``tests/lifecycle/recorded_planner.py``: Flink 1.19
+and 1.20 whose compile server answers recorded plans, no JVM); tests that take the
 ``real_planner`` fixture compile for real with Flink 1.20 through one warm planner for the whole
 session (skipped, with the reason, when 1.20 is not provisioned in $PLANLINEAGE_FLINK_CACHE).
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import signal
 import subprocess
@@ -33,7 +32,6 @@ from servers import (
 )
 
 HERE = Path(__file__).resolve().parent
-FAKE_PLANNER = HERE.parent / "lifecycle" / "fake_planner"
 
 
 def _server(kind):
@@ -144,12 +142,21 @@ class Watch:
             self.env["PLANLINEAGE_FLINK_CACHE"] = os.environ["PLANLINEAGE_FLINK_CACHE"]
         self.outputs: list[str] = []
 
-    def fake(self, lineage) -> None:
-        """Compile every job to ``lineage`` (the lifecycle tests' fake planner, no JVM)."""
-        path = self.tmp / "fake-lineage.json"
-        path.write_text(json.dumps(lineage.to_json_dict()), encoding="utf-8")
-        self.env["PLANLINEAGE_TEST_FAKE_LINEAGE"] = str(path)
-        self.env["PYTHONPATH"] = os.pathsep.join([str(FAKE_PLANNER), *filter(None, [os.environ.get("PYTHONPATH")])])
+    def recorded(self):
+        """Compile with the recorded planner (no JVM): ``lineages.ONE_SINK`` and ``THREE_SINKS``
+        to their recorded plans, ``BROKEN`` to Flink's parse error; the planner, for its gate and
+        the jars it was given."""
+        from lineages import BROKEN, ONE_SINK, PARSE_ERROR, THREE_SINKS
+        from recorded_planner import RecordedPlanner
+
+        self.planner = RecordedPlanner(self.tmp / "flink-cache", minors=("1.19", "1.20"))
+        self.planner.record(ONE_SINK, "union_all")
+        self.planner.record(THREE_SINKS, "statement_set")
+        self.planner.record_error(BROKEN, PARSE_ERROR)
+        self.env.update(self.planner.env())
+        # Not the session's real warm planner: it would answer first (socket paths are short).
+        self.env["PLANLINEAGE_WORKER_DIR"] = tempfile.mkdtemp(prefix="pl-sp-")
+        return self.planner
 
     def __call__(self, *args: str, timeout: float = 90, **env: str) -> subprocess.CompletedProcess:
         result = subprocess.run(

@@ -1,47 +1,18 @@
-"""Lineage documents the fake planner answers, and helpers to read what the server received."""
+"""The scripts the recorded planner answers, and helpers to read what the server received."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from planlineage.document import Dataset, JobLineage, SinkLineage, TableLineage
+from recorded_planner import case_sql
 
-KAFKA = "kafka://kafka-1:9092"
-D = "default_catalog.default_database."
-
-
-def kafka(topic: str) -> Dataset:
-    return Dataset(namespace=KAFKA, name=topic)
-
-
-def one_sink(source: str = "orders", sink: str = "orders_clean") -> JobLineage:
-    return JobLineage(
-        flink_version="1.20.5",
-        sinks=[
-            SinkLineage(
-                table=f"{D}{sink}",
-                connector="kafka",
-                datasets=[kafka(sink)],
-                inputs=[TableLineage(table=f"{D}{source}", connector="kafka", datasets=[kafka(source)])],
-            )
-        ],
-    )
-
-
-def two_sinks() -> JobLineage:
-    """A STATEMENT SET: clicks -> click_counts and views -> view_counts (two pairings)."""
-    return JobLineage(
-        flink_version="1.20.5",
-        sinks=[
-            SinkLineage(
-                table=f"{D}{out}",
-                connector="kafka",
-                datasets=[kafka(out)],
-                inputs=[TableLineage(table=f"{D}{src}", connector="kafka", datasets=[kafka(src)])],
-            )
-            for src, out in (("clicks", "click_counts"), ("views", "view_counts"))
-        ],
-    )
+#: Scripts of StreamPark apps the recorded planner (tests/lifecycle/recorded_planner.py) compiles
+#: to real recorded plans: one sink (out_a <- orders, refunds: the union_all fixture case), three
+#: sinks in a STATEMENT SET (the statement_set case), and a script Flink's parser refuses.
+ONE_SINK = case_sql("union_all")
+THREE_SINKS = case_sql("statement_set")
+BROKEN = case_sql("union_all").rsplit("INSERT", 1)[0] + "INSERT INTO out_a SELEC order_id FROM orders;\n"
+PARSE_ERROR = 'SQL parse failed. Encountered "order_id" at line 1, column 25.'
 
 
 def timeline(server, job: str) -> list[tuple[str, str]]:

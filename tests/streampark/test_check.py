@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from console import FINISHED, RUNNING
-from lineages import exactly_once, jobs, one_sink
+from lineages import ONE_SINK, exactly_once, jobs
 from servers import ADMIN_PASSWORD, WATCH_USER
 
 LISTENER = "spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener\nspark.executor.cores=2"
@@ -74,8 +74,8 @@ def test_without_a_readable_operation_log_a_new_job_id_starts_the_run(streampark
     tables = ["t_flink_app", "t_flink_sql", "t_flink_effective", "t_flink_env", "t_variable", "t_setting"]
     server.grant_select(sp.database, tables)  # no t_app_log
     c = sp.console
-    watch.fake(one_sink())
-    app = c.create_app("no_log", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.recorded()
+    app = c.create_app("no_log", ONE_SINK)
     first = watch.once(sp.url)
     assert "the operation log t_app_log is not readable" in first.stderr
     c.start(app)
@@ -95,7 +95,7 @@ def test_without_a_readable_operation_log_a_new_job_id_starts_the_run(streampark
 def test_spark_apps_send_nothing_and_are_followed_only_with_the_listener(maria_streampark, watch, gravitino):
     sp = maria_streampark
     c = sp.console
-    watch.fake(one_sink())
+    watch.recorded()
     with_listener = c.create_spark_app("spark_listened", LISTENER)
     without = c.create_spark_app("spark_plain", "spark.executor.cores=2")
     first = watch.once(sp.url, "--verbose")

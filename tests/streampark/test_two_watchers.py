@@ -10,7 +10,7 @@ import signal
 import time
 
 from console import FINISHED, RUNNING
-from lineages import exactly_once, one_sink, types
+from lineages import ONE_SINK, exactly_once, types
 from servers import ADMIN_PASSWORD
 
 from planlineage.store.leadership import leaders
@@ -40,9 +40,9 @@ def test_two_watchers_on_one_shared_store_report_once_and_the_survivor_takes_ove
     other = type(watch)(tmp_path / "b" / "home", tmp_path / "b", gravitino, worker_dir)
     for node, name in ((watch, "node-a"), (other, "node-b")):
         node.env.update(PLANLINEAGE_STORE=store_url, PLANLINEAGE_NODE=name)
-        node.fake(one_sink())
+        node.recorded()
     c = sp.console
-    app = c.create_app("orders", "INSERT INTO orders_clean SELECT * FROM orders")
+    app = c.create_app("orders", ONE_SINK)
     daemons = {"node-a": watch.daemon(sp.url, "--interval", str(INTERVAL))}
     daemons["node-b"] = other.daemon(sp.url, "--interval", str(INTERVAL))
     store = PostgresStore(store_url, tmp_path)

@@ -4,11 +4,10 @@ server.  Each scenario runs on both databases."""
 
 from __future__ import annotations
 
-import json
 import time
 
 from console import CANCELED, FAILED, FINISHED, FLINK_JAR, LOST, RUNNING
-from lineages import datasets, exactly_once, jobs, one_sink, timeline, two_sinks, types
+from lineages import BROKEN, ONE_SINK, THREE_SINKS, datasets, exactly_once, jobs, timeline, types
 from servers import WATCH_PASSWORD
 
 SQL = """
@@ -77,7 +76,7 @@ def test_variables_are_substituted_as_the_console_does_at_start(streampark, watc
     assert "'payments'" in facet and "${topic_in}" not in facet
 
 
-# -- lifecycle scenarios (fake planner: the lineage document is given) ---------------------------
+# -- lifecycle scenarios (the recorded planner: real pipeline, recorded plans, no JVM) -------------
 
 
 def test_the_cluster_jars_of_flink_home_are_compiled_with_after_the_apps_own(streampark, watch, gravitino, tmp_path):
@@ -89,17 +88,15 @@ def test_the_cluster_jars_of_flink_home_are_compiled_with_after_the_apps_own(str
         (home / "lib" / name).write_bytes(b"PK")  # Flink's own jars stay out; the connector goes in
     c.update("t_flink_env", c.env("1.20.0"), {"flink_home": str(home)})
     other = c.env("1.19.1", default=False)  # a flink_home this watcher cannot read: compiled without it
-    watch.fake(one_sink())
-    jars_log = tmp_path / "jars.jsonl"
-    watch.env["PLANLINEAGE_TEST_FAKE_JARS_LOG"] = str(jars_log)
-    app = c.create_app("orders_clean", "INSERT INTO orders_clean SELECT * FROM orders")
-    unread = c.create_app("orders_copy", "INSERT INTO orders_copy SELECT * FROM orders", env=other)
+    watch.recorded()
+    app = c.create_app("orders_clean", ONE_SINK)
+    unread = c.create_app("orders_copy", ONE_SINK, env=other)
     watch.once(sp.url)  # baseline
     c.start(app)
     c.start(unread)
     result = watch.once(sp.url, "--verbose")
-    wait_for(lambda: jars_log.exists() and len(jars_log.read_text().splitlines()) == 2, what="both compiles")
-    given = sorted(json.loads(line) for line in jars_log.read_text().splitlines())
+    wait_for(lambda: len(watch.planner.jars()) == 2, what="both compiles")
+    given = sorted(watch.planner.jars())
     assert given == [[], [str(home / "lib" / "acme-connector-1.0.jar")]]
     assert "/opt/flink-1.19.1 is not readable here" in result.stderr
 
@@ -107,8 +104,8 @@ def test_the_cluster_jars_of_flink_home_are_compiled_with_after_the_apps_own(str
 def test_start_running_finished_each_exactly_once_per_sink(streampark, watch, gravitino):
     sp = streampark("dev")
     c = sp.console
-    watch.fake(two_sinks())
-    app = c.create_app("clicks", "INSERT INTO click_counts SELECT 1; INSERT INTO view_counts SELECT 2;")
+    watch.recorded()
+    app = c.create_app("clicks", THREE_SINKS)
     watch.once(sp.url)  # baseline: nothing is running
     assert gravitino.events == []
 
@@ -120,24 +117,22 @@ def test_start_running_finished_each_exactly_once_per_sink(streampark, watch, gr
     c.set_state(app, FINISHED)
     watch.once(sp.url)
 
-    children = (
-        "clicks.default_catalog.default_database.click_counts",
-        "clicks.default_catalog.default_database.view_counts",
-    )
+    children = tuple(f"clicks.default_catalog.default_database.{sink}" for sink in ("out_a", "out_b", "out_s"))
     for job in ("clicks", *children):
         assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], job
         assert len({run for run, _ in timeline(gravitino, job)}) == 1
-    assert datasets(gravitino, children[0]) == {(("clicks",), ("click_counts",))}
-    assert datasets(gravitino, children[1]) == {(("views",), ("view_counts",))}
+    assert datasets(gravitino, children[0]) == {(("orders",), ("out-a",))}  # from the recorded plan
+    assert datasets(gravitino, children[1]) == {(("refunds",), ("dw.public.out_b",))}
+    assert datasets(gravitino, children[2]) == {(("crm.customers", "orders"), ())}  # print: no dataset
     exactly_once(gravitino)
 
 
 def test_start_and_fail_between_two_polls_still_sends_start_then_fail(streampark, watch, gravitino):
     sp = streampark("dev")
     c = sp.console
-    watch.fake(one_sink("orders", "orders_clean"))
-    app = c.create_app("orders_clean", "INSERT INTO orders_clean SELECT * FROM orders")
-    refused = c.create_app("never_ran", "INSERT INTO x SELECT 1")
+    watch.recorded()
+    app = c.create_app("orders_clean", ONE_SINK)
+    refused = c.create_app("never_ran", ONE_SINK)
     watch.once(sp.url)
     c.start(app)
     c.set_state(app, RUNNING)
@@ -146,15 +141,15 @@ def test_start_and_fail_between_two_polls_still_sends_start_then_fail(streampark
     c.submit_failed(refused)  # START row with success 0: no job ran, nothing to report
     watch.once(sp.url)
     assert jobs(gravitino) == {"orders_clean": ["START", "FAIL"]}
-    assert datasets(gravitino, "orders_clean") == {(("orders",), ("orders_clean",))}
+    assert datasets(gravitino, "orders_clean") == {(("orders", "refunds"), ("out-a",))}
     exactly_once(gravitino)
 
 
 def test_restart_is_a_new_run_and_the_unfinished_one_is_aborted(streampark, watch, gravitino):
     sp = streampark("dev")
     c = sp.console
-    watch.fake(one_sink())
-    app = c.create_app("orders_clean", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.recorded()
+    app = c.create_app("orders_clean", ONE_SINK)
     watch.once(sp.url)
     c.start(app)
     c.set_state(app, RUNNING)
@@ -175,10 +170,10 @@ def test_restart_is_a_new_run_and_the_unfinished_one_is_aborted(streampark, watc
 def test_lineage_enable_is_honoured_and_streampark_own_reporting_is_not_doubled(streampark, watch, gravitino):
     sp = streampark("dev", lineage_enable=True)
     c = sp.console
-    watch.fake(one_sink())
-    flagged = c.create_app("flagged", "INSERT INTO o SELECT 1", lineage_enable=True)
-    plain = c.create_app("plain", "INSERT INTO o SELECT 1", lineage_enable=False)
-    on_k8s = c.create_app("on_k8s", "INSERT INTO o SELECT 1", lineage_enable=True, deploy_mode=6)
+    watch.recorded()
+    flagged = c.create_app("flagged", ONE_SINK, lineage_enable=True)
+    plain = c.create_app("plain", ONE_SINK, lineage_enable=False)
+    on_k8s = c.create_app("on_k8s", ONE_SINK, lineage_enable=True, deploy_mode=6)
     watch.once(sp.url, "--apps", "all")
     for app in (flagged, plain):
         c.start(app)
@@ -202,8 +197,8 @@ def test_lineage_enable_is_honoured_and_streampark_own_reporting_is_not_doubled(
 def test_schema_of_2_1_x(streampark, watch, gravitino):
     sp = streampark("2.1.x")
     c = sp.console
-    watch.fake(one_sink())
-    app = c.create_app("legacy", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.recorded()
+    app = c.create_app("legacy", ONE_SINK)
     result = watch.once(sp.url)
     assert "StreamPark 2.1.x schema (deploy column execution_mode, log t_flink_log)" in result.stderr
     c.start(app)
@@ -218,8 +213,8 @@ def test_schema_of_2_1_x(streampark, watch, gravitino):
 def test_lost_shorter_than_the_grace_period_sends_nothing(streampark, watch, gravitino):
     sp = streampark("dev")
     c = sp.console
-    watch.fake(one_sink())
-    app = c.create_app("flaky", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.recorded()
+    app = c.create_app("flaky", ONE_SINK)
     watch.once(sp.url)
     c.start(app)
     c.set_state(app, RUNNING)
@@ -244,8 +239,8 @@ def test_lost_shorter_than_the_grace_period_sends_nothing(streampark, watch, gra
 def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
     sp = streampark("dev")
     c = sp.console
-    watch.fake(one_sink())
-    app = c.create_app("steady", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.recorded()
+    app = c.create_app("steady", ONE_SINK)
     daemon = watch.daemon(sp.url, "--interval", "0.2")
     try:
         wait_for(lambda: "schema" in watch.log.read_text(), what="the first poll")
@@ -275,8 +270,8 @@ def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
 def test_the_database_password_appears_in_no_output(streampark, watch, gravitino, server):
     sp = streampark("dev")
     c = sp.console
-    watch.fake(one_sink())
-    app = c.create_app("secretive", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.recorded()
+    app = c.create_app("secretive", ONE_SINK)
     with_password = server.url(sp.database, with_password=True)
     watch.once(with_password, "--verbose")
     c.start(app)
@@ -293,8 +288,8 @@ def test_the_database_password_appears_in_no_output(streampark, watch, gravitino
 def test_a_sql_that_does_not_compile_drops_its_run_with_a_warning(streampark, watch, gravitino):
     sp = streampark("dev")
     c = sp.console
-    watch.fake(one_sink())  # the fake planner fails on a script containing BROKEN
-    app = c.create_app("broken", "INSERT INTO BROKEN SELEC 1")
+    watch.recorded()
+    app = c.create_app("broken", BROKEN)
     watch.once(sp.url)
     c.start(app)
     c.set_state(app, RUNNING)
@@ -310,8 +305,8 @@ def test_a_watcher_killed_mid_poll_does_not_start_the_same_run_again(streampark,
 
     sp = streampark("dev")
     c = sp.console
-    watch.fake(one_sink())
-    app = c.create_app("orders_clean", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.recorded()
+    app = c.create_app("orders_clean", ONE_SINK)
     watch.once(sp.url)
     c.start(app)
     c.set_state(app, RUNNING)
@@ -335,9 +330,9 @@ def test_a_watcher_killed_mid_poll_does_not_start_the_same_run_again(streampark,
 def test_apps_option_without_a_lineage_enable_column(streampark, watch, gravitino):
     sp = streampark("2.1.x")  # no lineage_enable column: --apps decides
     c = sp.console
-    watch.fake(one_sink())
-    listed = c.create_app("listed", "INSERT INTO orders_clean SELECT * FROM orders")
-    other = c.create_app("other", "INSERT INTO orders_clean SELECT * FROM orders")
+    watch.recorded()
+    listed = c.create_app("listed", ONE_SINK)
+    other = c.create_app("other", ONE_SINK)
     watch.once(sp.url, "--apps", f"flink:{listed}")
     for app in (listed, other):
         c.start(app)
