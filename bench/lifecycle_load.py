@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from compile_services import planner_jvms, process_tree, services, stat_fields  # noqa: E402
 from gravitino_server import GravitinoTestServer  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -55,46 +56,8 @@ def figures(samples: list[tuple[float, float]]) -> str:
     )
 
 
-def _stat(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
-def process_tree(root: int) -> list[int]:
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        try:  # children hang off the thread that started them: every task of the process
-            for task in Path(f"/proc/{pid}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return found
-
-
-def services(home: Path) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmdline = (proc / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"_compile-service" in cmdline and str(home).encode() in cmdline:
-                found.append(int(proc.name))
-    return found
-
-
 def jvms(home: Path) -> int:
-    count = 0
-    for service in services(home):
-        for pid in process_tree(service):
-            try:
-                if Path(f"/proc/{pid}/comm").read_text().strip() == "java" and _stat(pid)[0] != "Z":
-                    count += 1
-            except OSError:
-                continue
-    return count
+    return len(planner_jvms(home))
 
 
 def tree_cpu(home: Path) -> float:
@@ -103,7 +66,7 @@ def tree_cpu(home: Path) -> float:
     for service in services(home):
         for pid in process_tree(service):
             try:
-                fields = _stat(pid)
+                fields = stat_fields(pid)
             except OSError:
                 continue
             total += sum(int(fields[i]) for i in (11, 12, 13, 14)) / TICK  # utime stime cutime cstime

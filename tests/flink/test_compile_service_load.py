@@ -16,61 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from compile_services import planner_jvms, services
+from gravitino_server import GravitinoTestServer
 
 TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from gravitino_server import GravitinoTestServer  # noqa: E402
 
 VERSION = os.environ.get("PLANLINEAGE_TEST_FLINK", "1.20")
 EXAMPLES = TESTS.parent / "examples"
 APPS = 20
 PLANNERS = 1
 pytestmark = pytest.mark.flink
-
-
-def _ancestry(pid: int) -> list[bytes]:
-    """The command lines of a process and its ancestors."""
-    lines = []
-    while pid > 1:
-        try:
-            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes())
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-    return lines
-
-
-def planner_jvms(home: Path) -> list[int]:
-    """Live JVMs started by the compile service of ``home``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if (proc / "comm").read_text().strip() != "java":
-                continue
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        chain = _ancestry(int(proc.name))
-        if state != "Z" and any(b"_compile-service" in c and str(home).encode() in c for c in chain):
-            found.append(int(proc.name))
-    return found
-
-
-def services(home: Path) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmdline = (proc / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"_compile-service" in cmdline and str(home).encode() in cmdline:
-                found.append(int(proc.name))
-    return found
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from compile_services import services
 from recorded_planner import RecordedPlanner
 
 
@@ -55,22 +56,7 @@ class Cli:
 
     def workers(self) -> list[int]:
         """Pids of the live (not zombie) compile services of this home."""
-        found = []
-        for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit():
-                continue
-            try:
-                cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if (
-                b"_compile-service" in cmdline
-                and any(str(self.home).encode() in part for part in cmdline)
-                and state != "Z"
-            ):
-                found.append(int(proc.name))
-        return found
+        return services(self.home)
 
     def wait_workers(self, timeout: float = 30.0) -> None:
         end = time.monotonic() + timeout
