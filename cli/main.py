@@ -210,6 +210,16 @@ def _engine_versions(command: str, args, ensure, list_installed) -> int:
     return EXIT_OK
 
 
+def _add_engine_versions(commands, name: str, engine: str, examples: str, run) -> None:
+    """`planlineage flink|spark install|list`: an engine's per-version environments."""
+    parser = commands.add_parser(name, help=f"manage the per-version {engine} environments")
+    subcommands = parser.add_subparsers(dest=f"{name}_command", required=True)
+    install = subcommands.add_parser("install", help=f"(re)provision {engine} versions")
+    install.add_argument("versions", nargs="+", help=examples)
+    subcommands.add_parser("list", help=f"show which {engine} versions are provisioned")
+    parser.set_defaults(run=run)
+
+
 def _spark_conf_pair(text: str) -> str:
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
@@ -265,19 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     identity_options(identity)
     identity.set_defaults(run=cmd_identity)
 
-    flink = commands.add_parser("flink", help="manage the per-version Flink environments")
-    flink_commands = flink.add_subparsers(dest="flink_command", required=True)
-    install = flink_commands.add_parser("install", help="(re)provision Flink versions")
-    install.add_argument("versions", nargs="+", help="e.g. 1.20 2.3")
-    flink_commands.add_parser("list", help="show which versions are provisioned")
-    flink.set_defaults(run=cmd_flink)
-
-    spark = commands.add_parser("spark", help="manage the per-version Spark environments")
-    spark_commands = spark.add_subparsers(dest="spark_command", required=True)
-    spark_install = spark_commands.add_parser("install", help="(re)provision Spark versions")
-    spark_install.add_argument("versions", nargs="+", help="e.g. 3.5 4.0")
-    spark_commands.add_parser("list", help="show which Spark versions are provisioned")
-    spark.set_defaults(run=cmd_spark)
+    _add_engine_versions(commands, "flink", "Flink", "e.g. 1.20 2.3", cmd_flink)
+    _add_engine_versions(commands, "spark", "Spark", "e.g. 3.5 4.0", cmd_spark)
 
     planner = commands.add_parser("planner", help="warm planners: one long-lived JVM per Flink version")
     _add_planner_commands(planner)

@@ -247,7 +247,8 @@ class Service:
         spark = job.get("engine") == "spark"
         return self.pool.acquire(f"spark-{job.get('spark_version')}" if spark else job.get("flink_version"))
 
-    def _run_one(self, path: Path, job: dict[str, Any]) -> None:
+    def _compile(self, job: dict[str, Any]) -> None:
+        """Compiles a job in a pool place (waiting for one), which it gives back after."""
         slot = None
         try:
             slot = self._slot_for(job)
@@ -255,11 +256,19 @@ class Service:
         finally:
             if slot is not None:
                 self.pool.release(slot)
+
+    def _done(self, taken: str) -> None:
+        with self.lock:
+            self.taken.discard(taken)
+            self.last_work = time.monotonic()
+        self.deliver_wanted.set()
+
+    def _run_one(self, path: Path, job: dict[str, Any]) -> None:
+        try:
+            self._compile(job)
+        finally:
             runner.remove_job(path)
-            with self.lock:
-                self.taken.discard(path.name)
-                self.last_work = time.monotonic()
-            self.deliver_wanted.set()
+            self._done(path.name)
 
     def _work_waiting(self) -> bool:
         """Transitions to turn into events, replaced runs to close, or events due (not while the
@@ -311,21 +320,14 @@ class Service:
     def _run_shared(self, job: dict[str, Any]) -> None:
         from planlineage.lifecycle import compile_jobs
 
-        slot = None
         try:
-            slot = self._slot_for(job)
-            runner.compile_job(self.store, job, planner=slot)
+            self._compile(job)
         finally:
-            if slot is not None:
-                self.pool.release(slot)
             try:
                 compile_jobs.finish(self.store, job["run_id"])
             except Exception as error:  # the lease runs out; another service sees the run done
                 log.warning("planlineage: compile job not removed: %s", type(error).__name__)
-            with self.lock:
-                self.taken.discard(f"shared:{job['run_id']}")
-                self.last_work = time.monotonic()
-            self.deliver_wanted.set()
+            self._done(f"shared:{job['run_id']}")
 
     def _deliver_loop(self) -> None:
         from planlineage.lifecycle import delivery

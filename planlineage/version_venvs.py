@@ -55,6 +55,21 @@ def venv_python(home: Path) -> Path:
     return home / "venv" / "bin" / "python"
 
 
+class InVenv:
+    """What a provisioned version (a dataclass with a ``home``) runs its child with: the venv's
+    python, and the log its JVM writes to."""
+
+    home: Path
+
+    @property
+    def python(self) -> Path:
+        return venv_python(self.home)
+
+    @property
+    def log(self) -> Path:
+        return self.home / "jvm.log"
+
+
 @dataclass(frozen=True)
 class VenvCache:
     """One engine's cache of per-version venvs.

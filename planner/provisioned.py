@@ -13,21 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planlineage.flink_versions import FlinkVersion
+from planlineage.version_venvs import MARKER, InVenv
 
 STAND_IN_JAR = "planlineage-standin.jar"
-MARKER = "ready.json"
 
 
 @dataclass(frozen=True)
-class Provisioned:
+class Provisioned(InVenv):
     """A ready Flink version: where its python, jars and stand-in connector are."""
 
     flink: FlinkVersion
     home: Path
-
-    @property
-    def python(self) -> Path:
-        return self.home / "venv" / "bin" / "python"
 
     @property
     def lib(self) -> Path:
@@ -41,10 +37,6 @@ class Provisioned:
     @property
     def class_archive(self) -> Path:
         return self.home / "planner.jsa"
-
-    @property
-    def log(self) -> Path:
-        return self.home / "jvm.log"
 
 
 def find_java_tool(name: str) -> str | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from planlineage.errors import ProvisionError
 from planlineage.spark.versions import DEFAULT_MINOR, SUPPORTED, SparkVersion
-from planlineage.version_venvs import MARKER, VenvCache, fingerprint
+from planlineage.version_venvs import MARKER, InVenv, VenvCache, fingerprint
 
 __all__ = ["MARKER", "ProvisionedSpark", "cache_root", "ensure", "list_installed"]
 
@@ -30,17 +30,11 @@ CACHE = VenvCache(engine="Spark", command="spark", cache_env=CACHE_ENV, cache_di
 
 
 @dataclass(frozen=True)
-class ProvisionedSpark:
+class ProvisionedSpark(InVenv):
+    """A ready Spark version: where its python and its JVM's log are."""
+
     spark: SparkVersion
     home: Path
-
-    @property
-    def python(self) -> Path:
-        return self.home / "venv" / "bin" / "python"
-
-    @property
-    def log(self) -> Path:
-        return self.home / "jvm.log"
 
 
 def cache_root() -> Path:
