@@ -20,9 +20,10 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import platformdirs
 from filelock import FileLock
@@ -34,6 +35,17 @@ MARKER = "ready.json"
 PROGRESS_LINES = ("Collecting", "Downloading", "Building", "Installing", "Successfully")
 
 Say = Callable[[str], None]
+
+
+class Version(Protocol):
+    @property
+    def minor(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+
+V = TypeVar("V", bound=Version)
 
 
 def fingerprint(layout: int, version: str, requirements: Iterable[str], files: Iterable[tuple[str, bytes]] = ()) -> str:
@@ -87,6 +99,26 @@ class VenvCache:
     def root(self) -> Path:
         configured = os.environ.get(self.cache_env)
         return Path(configured) if configured else Path(platformdirs.user_cache_dir("planlineage")) / self.cache_dir
+
+    def resolve(self, versions: Mapping[str, V], requested: str | None, default: str) -> V:
+        """`1.20` or `1.20.5` (or None for ``default``) to one of the supported ``versions``."""
+        wanted = (requested or default).strip()
+        found = versions.get(".".join(wanted.split(".")[:2]))
+        if found is None or (wanted.count(".") >= 2 and wanted != found.version):
+            known = ", ".join(f"{v.minor} ({v.version})" for v in versions.values())
+            raise ProvisionError(f"{self.engine} {wanted} is not supported; supported versions: {known}.")
+        return found
+
+    def listing(self, versions: Mapping[str, V], fingerprint_of: Callable[[V], str]) -> dict[str, dict]:
+        """What the cache holds, per minor version: ready or not, and where."""
+        return {
+            minor: {
+                "version": v.version,
+                "state": self.state(v.version, fingerprint_of(v)),
+                "path": str(self.root() / v.version),
+            }
+            for minor, v in versions.items()
+        }
 
     def state(self, version: str, fingerprint: str) -> str:
         """`ready`, `outdated`, `broken` (an unreadable marker), `incomplete` or `not installed`."""

@@ -37,14 +37,7 @@ def cache_root() -> Path:
 
 def resolve_version(requested: str | None) -> FlinkVersion:
     """`1.20` or `1.20.5` (or None for the default) to a supported version."""
-    versions = supported()
-    wanted = (requested or DEFAULT_MINOR).strip()
-    minor = ".".join(wanted.split(".")[:2])
-    flink = versions.get(minor)
-    if flink is None or (wanted.count(".") >= 2 and wanted != flink.version):
-        known = ", ".join(f"{v.minor} ({v.version})" for v in versions.values())
-        raise ProvisionError(f"Flink {wanted} is not supported; supported versions: {known}.")
-    return flink
+    return CACHE.resolve(supported(), requested, DEFAULT_MINOR)
 
 
 @functools.cache  # the sources ship with the package: hashed once per process, not once per job
@@ -64,14 +57,7 @@ def _java_sources() -> list[Path]:
 
 def list_installed() -> dict[str, dict]:
     """What the cache holds, per minor version: ready or not, and where."""
-    return {
-        minor: {
-            "version": flink.version,
-            "state": CACHE.state(flink.version, _fingerprint(flink)),
-            "path": str(cache_root() / flink.version),
-        }
-        for minor, flink in supported().items()
-    }
+    return CACHE.listing(supported(), _fingerprint)
 
 
 def ensure(

@@ -43,13 +43,7 @@ def cache_root() -> Path:
 
 def resolve_version(requested: str | None) -> SparkVersion:
     """`3.5` or `3.5.9` (or None for the default) to a supported version."""
-    wanted = (requested or DEFAULT_MINOR).strip()
-    minor = ".".join(wanted.split(".")[:2])
-    spark = SUPPORTED.get(minor)
-    if spark is None or (wanted.count(".") >= 2 and wanted != spark.version):
-        known = ", ".join(f"{v.minor} ({v.version})" for v in SUPPORTED.values())
-        raise ProvisionError(f"Spark {wanted} is not supported; supported versions: {known}.")
-    return spark
+    return CACHE.resolve(SUPPORTED, requested, DEFAULT_MINOR)
 
 
 def _fingerprint(spark: SparkVersion) -> str:
@@ -57,14 +51,8 @@ def _fingerprint(spark: SparkVersion) -> str:
 
 
 def list_installed() -> dict[str, dict]:
-    return {
-        minor: {
-            "version": spark.version,
-            "state": CACHE.state(spark.version, _fingerprint(spark)),
-            "path": str(cache_root() / spark.version),
-        }
-        for minor, spark in SUPPORTED.items()
-    }
+    """What the cache holds, per minor version: ready or not, and where."""
+    return CACHE.listing(SUPPORTED, _fingerprint)
 
 
 def ensure(
