@@ -10,10 +10,8 @@ EXIT_SPLITS = 1
 EXIT_UNREADABLE = 2
 
 
-def add_command(commands) -> None:
-    doctor = commands.add_parser(
-        "doctor", help="find datasets that name one physical table differently (splits) in reported events"
-    )
+def configure(name: str, parser) -> None:
+    doctor = parser
     doctor.add_argument(
         "--events",
         nargs="+",

@@ -9,8 +9,8 @@ EXIT_OK = 0
 EXIT_FAILED = 2
 
 
-def add_command(commands) -> None:
-    graph = commands.add_parser("graph", help="draw reported lineage as one self-contained HTML page (or DOT)")
+def configure(name: str, parser) -> None:
+    graph = parser
     graph.add_argument(
         "--events", nargs="+", action="extend", default=[], metavar="FILE", help="OpenLineage events as JSON lines"
     )

@@ -1,4 +1,5 @@
-"""The commands a submission platform calls: settings, submit, state, flush, spark-conf, flink-conf.
+"""The commands a submission platform calls around each job: submit, state, flush, outbox (and the
+internal ``_compile-service``; ``settings`` and the conf commands have their own modules).
 
 Promises (docs/lifecycle.md):
 
@@ -10,19 +11,18 @@ Promises (docs/lifecycle.md):
   transaction (the emitter loads openlineage-python and the models only when events are built),
   queues a job file and leaves the compile and the delivery to the compile service
   (:mod:`planlineage.lifecycle.runner`, :mod:`planlineage.lifecycle.compile_service`).
+* ``submit`` and ``state`` are what a platform runs for every job, often many at once: this module
+  imports nothing at its top but the standard library, each command loads what it uses, and
+  neither loads the event models, an HTTP client or the compile service's own code.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import sys
 
-from planlineage.emitter.store import StoreError
-from planlineage.lifecycle import delivery, runs
-from planlineage.settings import Settings, is_configured
-from planlineage.store import open_store
+from planlineage.cli.messages import say_notices, warn
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -51,92 +51,37 @@ def time_left(bound: float) -> float:
     return bound - seconds_since_start() - EXIT_MARGIN_SECONDS
 
 
-def warn(message: str) -> None:
-    """One line on stderr, redacted (a message may quote a path or a server's answer)."""
-    try:
-        from planlineage.registry.secrets import redact_text
-
-        print(f"planlineage: {redact_text(' '.join(str(message).split()))}", file=sys.stderr)
-    except Exception:
-        pass
-
-
-# -- settings ---------------------------------------------------------------------------------
-
-
-def _say_notices() -> None:
-    """What an earlier command had to move aside, once per command, until the user dealt with it."""
-    try:
-        from planlineage import home
-
-        home.say_notices()
-    except Exception:
-        pass
-
-
-def cmd_settings(args) -> int:
-    from planlineage import home
-    from planlineage.settings import SettingError, Settings, masked
-
-    settings = Settings()
-    try:
-        if args.settings_command == "set":
-            raw = args.value
-            if raw == "-":  # from stdin: a value on the command line is readable by other local users
-                raw = sys.stdin.readline().rstrip("\r\n")
-            stored = settings.set(args.key, raw)
-            print(f"{args.key} = {masked(args.key, stored)}")
-        elif args.settings_command == "unset":
-            settings.unset(args.key)
-        elif args.settings_command == "get":
-            value, origin = settings.source(args.key)
-            if value is None:
-                return 1
-            print(masked(args.key, value))  # secrets and URL credentials never printed back
-        else:
-            for key, (value, origin) in settings.list_masked().items():
-                print(f"{key:<24} {value:<40} ({origin})")
-            for notice in home.notices():  # the state of the store, reported where people look
-                print(f"! {notice['message']}")
-                home.mark_said(notice["message"])
-        _say_notices()
-    except (SettingError, StoreError) as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as error:
-        where = error.filename or settings.path
-        print(
-            f"planlineage: cannot write {where}: {error.strerror or error}; check the folder's permissions",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    return EXIT_OK
-
-
 # -- lifecycle --------------------------------------------------------------------------------
 
 
-class _Redacted(logging.Filter):
-    """Redacts what lifecycle commands log to stderr (the redaction module loads only when a
+def _redact_logs(logging) -> None:
+    """What lifecycle commands log to stderr is redacted (the redaction module loads only when a
     record is written: the submission's path does not pay for it)."""
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        from planlineage.registry.secrets import RedactingFilter
+    class Redacted(logging.Filter):
+        def filter(self, record) -> bool:
+            from planlineage.registry.secrets import RedactingFilter
 
-        return RedactingFilter().filter(record)
+            return RedactingFilter().filter(record)
+
+    for handler in logging.getLogger().handlers:
+        if not any(type(f).__name__ == "Redacted" for f in handler.filters):
+            handler.addFilter(Redacted())
 
 
 def _fail_open(fn):
-    """A lifecycle command: notices said, logs redacted, :func:`runs.fail_open`, always exit 0."""
-    guarded = runs.fail_open(f"lineage {fn.__name__.removeprefix('cmd_').replace('_', '-')}")(fn)
+    """A lifecycle command: notices said, logs redacted, :func:`~planlineage.lifecycle.fail_open.fail_open`,
+    always exit 0."""
+    what = f"lineage {fn.__name__.removeprefix('cmd_').replace('_', '-')}"
 
     @functools.wraps(fn)
     def run(args) -> int:
-        for handler in logging.getLogger().handlers:
-            if not any(isinstance(f, _Redacted) for f in handler.filters):
-                handler.addFilter(_Redacted())
-        _say_notices()
-        guarded(args)
+        from planlineage import lazylog
+        from planlineage.lifecycle.fail_open import fail_open
+
+        lazylog.on_load(_redact_logs)  # when logging loads, if it does
+        say_notices()
+        fail_open(what)(fn)(args)
         return EXIT_OK
 
     return run
@@ -146,6 +91,9 @@ def _fail_open(fn):
 def cmd_submit(args) -> None:
     if not args.lineage_enable:
         return
+    from planlineage.settings import Settings
+    from planlineage.store import open_store
+
     store = open_store()
     settings = Settings(store)
     if not settings.configured():
@@ -208,6 +156,9 @@ def _nothing_to_report(sql: str) -> str | None:
 
 
 def _configured_store(bound: float | None = None):
+    from planlineage.settings import Settings
+    from planlineage.store import open_store
+
     # Waiting for another process's write lock (or a connection) counts against the command's bound too.
     store = open_store(wait=None if bound is None else max(0.5, min(5.0, time_left(bound))))
     if not store.exists():
@@ -221,17 +172,22 @@ def _recovered_store(bound: float):
     store, configured = _configured_store(bound)
     if not configured:
         return None
-    from planlineage.lifecycle import compile_service
+    from planlineage.lifecycle import service_start
 
-    compile_service.recover(store)  # jobs wait and no service runs (it was killed): restart it
+    service_start.recover(store)  # jobs wait and no service runs (it was killed): restart it
     return store
 
 
 @_fail_open
 def cmd_state(args) -> None:
+    from planlineage.emitter.store import StoreError
+    from planlineage.lifecycle import runs
+
     try:
         store = _recovered_store(STATE_FLUSH_SECONDS)
     except StoreError as error:
+        from planlineage.store import open_store
+
         store = open_store()  # no connection made: only which store this node uses
         if not store.shared:
             raise
@@ -246,23 +202,26 @@ def cmd_state(args) -> None:
     if runs.record_state(store, args.app_id, args.state, args.error) is not None:
         # Recorded; the compile service turns it into events and delivers them (building events
         # here would cost every state report ~0.4 s of CPU for the models, on the caller's path).
-        from planlineage.lifecycle import compile_service
+        from planlineage.lifecycle import service_start
 
-        compile_service.recover(store, undelivered=True)
+        service_start.recover(store, undelivered=True)
 
 
 def _hand_over(store, report) -> None:
     """Events this command could not deliver within its bound go with the compile service."""
     if report is None or report.remaining:
         from planlineage.emitter import outbox
-        from planlineage.lifecycle import compile_service
+        from planlineage.lifecycle import service_start
 
         if report is not None or outbox.count_pending(store):
-            compile_service.recover(store, undelivered=True)
+            service_start.recover(store, undelivered=True)
 
 
 @_fail_open
 def cmd_flush(args) -> None:
+    from planlineage.lifecycle import delivery
+    from planlineage.settings import Settings
+
     store = _recovered_store(args.timeout)
     if store is None:
         return
@@ -298,6 +257,8 @@ def cmd_outbox(args) -> None:
             print("no lineage events are waiting", file=sys.stderr)
         return
     from planlineage.emitter import outbox
+    from planlineage.lifecycle import delivery
+    from planlineage.settings import Settings
 
     if args.outbox_command == "list":
         if _print_outbox(store, args.run_id, sys.stdout) == 0:
@@ -311,114 +272,45 @@ def cmd_outbox(args) -> None:
             print(outbox.describe(report), file=sys.stderr)
 
 
-def _conf(args, merge) -> int:
-    data = b""
-    _say_notices()
-    try:
-        data = sys.stdin.buffer.read()
-        out = data
-        if args.lineage_enable:
-            values = Settings().list()
-            if is_configured(values):
-                out = merge(data, values, args)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as error:  # fail-open: the platform gets its own configuration back
-        warn(f"lineage {args.command} skipped: {type(error).__name__}")
-        out = data
-    sys.stdout.buffer.write(out)
-    sys.stdout.buffer.flush()
-    return EXIT_OK
-
-
-def cmd_spark_conf(args) -> int:
-    from planlineage.lifecycle import listener_conf
-
-    return _conf(
-        args,
-        lambda data, values, a: listener_conf.merge_bytes(
-            data, listener_conf.spark_entries, values, warn=warn, default_style="="
-        ),
-    )
-
-
-def cmd_flink_conf(args) -> int:
-    from planlineage.lifecycle import listener_conf
-
-    def entries(values, existing, w):
-        return listener_conf.flink_entries(values, args.flink_version, existing, w)
-
-    return _conf(
-        args, lambda data, values, a: listener_conf.merge_bytes(data, entries, values, warn=warn, default_style=":")
-    )
-
-
 def cmd_compile_service(args) -> int:
+    from planlineage.lifecycle import service_start
+
+    service_start.lower_priority()  # before the service loads anything: all of it yields to the platform
     from planlineage.lifecycle import compile_service
 
-    return compile_service.main(args.home)
+    return compile_service.main(args.home, lock_fd=args.lock_fd)
 
 
-def add_commands(commands) -> None:
-    """Registers the lifecycle subcommands on the `planlineage` parser."""
-    settings = commands.add_parser("settings", help="lineage settings (address, token, namespace, ...)")
-    settings_commands = settings.add_subparsers(dest="settings_command", required=True)
-    set_ = settings_commands.add_parser("set", help="store a setting")
-    set_.add_argument("key")
-    set_.add_argument("value", help="the value; - reads it from stdin (use this for lineage.token)")
-    get = settings_commands.add_parser("get", help="print a setting (secrets masked)")
-    get.add_argument("key")
-    unset = settings_commands.add_parser("unset", help="remove a stored setting")
-    unset.add_argument("key")
-    settings_commands.add_parser("list", help="every setting, its value (secrets masked) and origin")
-    settings.set_defaults(run=cmd_settings)
-
-    submit = commands.add_parser("submit", help="a platform submits a Flink SQL job: record a run, emit START")
-    submit.add_argument("--app-id", required=True)
-    submit.add_argument("--job-name", required=True)
-    submit.add_argument("--flink-version", default=None)
-    submit.add_argument("--sql-file", required=True)
-    submit.add_argument("--jar", action="append", default=[])
-    submit.add_argument("--engine", choices=["flink", "spark"], default="flink", help="whose SQL the job is")
-    submit.add_argument("--spark-version", default=None, help="with --engine spark: 3.5 or 4.0")
-    submit.add_argument("--lineage-enable", action="store_true")
-    submit.set_defaults(run=cmd_submit)
-
-    state = commands.add_parser("state", help="a platform reports an application state")
-    state.add_argument("--app-id", required=True)
-    state.add_argument("--state", required=True)
-    state.add_argument("--error", default=None)
-    state.set_defaults(run=cmd_state)
-
-    flush = commands.add_parser("flush", help="deliver the pending lineage events")
-    flush.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
-    flush.add_argument("--verbose", action="store_true")
-    flush.set_defaults(run=cmd_flush)
-
-    box = commands.add_parser("outbox", help="lineage events not delivered yet: list them, retry parked ones")
-    box_commands = box.add_subparsers(dest="outbox_command", required=True)
-    box_list = box_commands.add_parser("list", help="every undelivered event: due, waiting (backoff) or parked")
-    box_list.add_argument("--run", dest="run_id", default=None, help="only this runId")
-    box_retry = box_commands.add_parser("retry", help="put parked events back in line and deliver")
-    box_retry.add_argument("--run", dest="run_id", default=None, help="only this runId")
-    box_retry.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
-    box.set_defaults(run=cmd_outbox)
-
-    spark = commands.add_parser(
-        "spark-conf", help="add the OpenLineage Spark listener to app properties (stdin -> stdout)"
-    )
-    spark.add_argument("--app-id", default=None)
-    spark.add_argument("--lineage-enable", action="store_true")
-    spark.set_defaults(run=cmd_spark_conf)
-
-    flink = commands.add_parser(
-        "flink-conf", help="add the OpenLineage Flink listener to a Flink configuration (stdin -> stdout)"
-    )
-    flink.add_argument("--flink-version", required=True)
-    flink.add_argument("--app-id", default=None)
-    flink.add_argument("--lineage-enable", action="store_true")
-    flink.set_defaults(run=cmd_flink_conf)
-
-    hidden = commands.add_parser("_compile-service")  # internal: no help, so not listed
-    hidden.add_argument("--home", required=True)
-    hidden.set_defaults(run=cmd_compile_service)
+def configure(name: str, parser) -> None:
+    """The arguments of ``submit``, ``state``, ``flush``, ``outbox`` or ``_compile-service``."""
+    if name == "submit":
+        parser.add_argument("--app-id", required=True)
+        parser.add_argument("--job-name", required=True)
+        parser.add_argument("--flink-version", default=None)
+        parser.add_argument("--sql-file", required=True)
+        parser.add_argument("--jar", action="append", default=[])
+        parser.add_argument("--engine", choices=["flink", "spark"], default="flink", help="whose SQL the job is")
+        parser.add_argument("--spark-version", default=None, help="with --engine spark: 3.5 or 4.0")
+        parser.add_argument("--lineage-enable", action="store_true")
+        parser.set_defaults(run=cmd_submit)
+    elif name == "state":
+        parser.add_argument("--app-id", required=True)
+        parser.add_argument("--state", required=True)
+        parser.add_argument("--error", default=None)
+        parser.set_defaults(run=cmd_state)
+    elif name == "flush":
+        parser.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
+        parser.add_argument("--verbose", action="store_true")
+        parser.set_defaults(run=cmd_flush)
+    elif name == "outbox":
+        commands = parser.add_subparsers(dest="outbox_command", required=True)
+        listing = commands.add_parser("list", help="every undelivered event: due, waiting (backoff) or parked")
+        listing.add_argument("--run", dest="run_id", default=None, help="only this runId")
+        retry = commands.add_parser("retry", help="put parked events back in line and deliver")
+        retry.add_argument("--run", dest="run_id", default=None, help="only this runId")
+        retry.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
+        parser.set_defaults(run=cmd_outbox)
+    else:  # _compile-service (internal)
+        parser.add_argument("--home", required=True)
+        parser.add_argument("--lock-fd", type=int, default=None)  # the service's lock, taken by its starter
+        parser.set_defaults(run=cmd_compile_service)

@@ -31,8 +31,8 @@ def cmd_store(args) -> int:
     return EXIT_OK
 
 
-def add_commands(commands) -> None:
-    store = commands.add_parser("store", help="the state store: status, migrations")
+def configure(name: str, parser) -> None:
+    store = parser
     store_commands = store.add_subparsers(dest="store_command", required=True)
     status = store_commands.add_parser(
         "status", help="backend, schema version, runs by state, outbox, leases per node, leaders"

@@ -74,10 +74,10 @@ def cmd_watch(args) -> int:
     return EXIT_OK
 
 
-def add_command(commands) -> None:
+def configure(name: str, parser) -> None:
     from planlineage.streampark import DEFAULT_INTERVAL, DEFAULT_LOST_GRACE, DEFAULT_TIMEOUT
 
-    watch = commands.add_parser("watch", help="report the SQL jobs StreamPark runs by reading its database (read only)")
+    watch = parser
     watch.add_argument(
         "--streampark-db",
         default=None,

@@ -13,7 +13,6 @@ into the new store; settings of a version-1 store go to the settings file if the
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 import time
 from collections.abc import Callable
@@ -21,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planlineage import home
+from planlineage import home, lazylog
 
-log = logging.getLogger("planlineage.emitter")
+log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
 
 #: Salvage stops reading row by row after this many seconds: a command's bound comes first.
 SALVAGE_SECONDS = 1.5

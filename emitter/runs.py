@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from datetime import UTC, datetime
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT")
@@ -23,11 +22,14 @@ def new_run_id() -> str:
     value |= ((rand >> 62) & 0xFFF) << 64  # rand_a
     value |= 0b10 << 62  # RFC 4122 variant
     value |= rand & ((1 << 62) - 1)  # rand_b
-    return str(uuid.UUID(int=value))
+    text = f"{value:032x}"  # the canonical 8-4-4-4-12 form, without loading uuid (and its platform probe)
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def child_run_id(parent_run_id: str, sink_table: str) -> str:
     """The run id of the child job for ``sink_table``: deterministic from the parent run id."""
+    import uuid
+
     return str(uuid.uuid5(uuid.UUID(parent_run_id), sink_table))
 
 

@@ -28,7 +28,6 @@ claim_until)`` with ``UNIQUE(run_id, job_name, event_type)`` (see :mod:`.outbox`
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 import time
@@ -36,12 +35,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from planlineage import home
+from planlineage import home, lazylog
 from planlineage.emitter.runs import utc_now  # noqa: F401 - the one clock of stored times
 from planlineage.store import migrations
 from planlineage.store.dialect import SQLITE, SqliteConnection
 
-log = logging.getLogger("planlineage.emitter")
+log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
 
 DB_NAME = "state.db"
 T = TypeVar("T")

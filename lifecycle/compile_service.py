@@ -14,10 +14,13 @@ submissions at once start 20 JVMs on the platform's machine and slows the platfo
   or grows), an idle one of another version is stopped to make room.
 * **A running warm planner first**: one started with ``planlineage planner start`` answers
   before the pool's own planner of that version is started (as for ``extract``).
-* **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): its compile threads and the JVMs they
-  start, so the platform's own work goes first; not the threads that write the database (a niced
-  lock holder would make every command wait).
-* **On demand**: started by the first :func:`ensure_running` that finds none (``submit``, and
+* **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): the whole process from its first
+  instruction (its start-up, polling, event building and delivery, its compile threads and the
+  JVMs they start), so the platform and the commands it runs go first.  Its database writes are
+  short transactions whose events were built before the write lock is taken, so a niced writer
+  holds the lock for no longer than a few statements.
+* **On demand**: started by the first :func:`ensure_running` that finds none
+  (:mod:`.service_start`, which the callers load instead of this module) (``submit``, and
   ``state``/``flush`` when jobs wait or events are left that they could not deliver within their
   bound, so a killed service is restarted by the next command); stops after
   ``PLANLINEAGE_COMPILE_IDLE_SECONDS`` (default 120) without work.
@@ -41,22 +44,20 @@ import json
 import logging
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from planlineage.emitter.store import Store
-from planlineage.lifecycle import runner, spool
+from planlineage.lifecycle import runner, service_start, spool
 from planlineage.lifecycle.planner_pool import PlannerPool
 
 log = logging.getLogger("planlineage.worker")
 
-LOCK_NAME = "compile-service.lock"
+LOCK_NAME = service_start.LOCK_NAME
 PIDS_NAME = "compile-service.pids"
-COMMAND = "_compile-service"
+COMMAND = service_start.COMMAND
 POLL_SECONDS = 0.2
 #: After the server was found unavailable, due events wait this long for the next try (or for
 #: the next command, which hands them over again).
@@ -79,79 +80,11 @@ def max_planners(settings) -> int:
     return value if value > 0 else default_planners()
 
 
-# -- the client side: is it running? start it ---------------------------------------------------
+# -- the callers' side (lifecycle/service_start.py; the names stay here for the service) ---------
 
-
-def _lock_path(store: Store) -> Path:
-    return store.path.parent / LOCK_NAME
-
-
-def _try_lock(path: Path) -> int | None:
-    """A descriptor holding the lock of ``path``, or None if another process holds it."""
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def is_running(store: Store) -> bool:
-    fd = _try_lock(_lock_path(store))
-    if fd is None:
-        return _lock_path(store).exists()
-    os.close(fd)
-    return False
-
-
-_started: set[str] = set()  # homes this process already started a service for
-
-
-def ensure_running(store: Store) -> bool:
-    """Start the service of this home unless it runs; True when it had to be started."""
-    if getattr(store, "shared", False):
-        from planlineage.home import make_private_dir
-
-        make_private_dir(store.path.parent)  # the node's home holds the lock: no state file made it
-    home = str(store.path.parent)
-    if home in _started or is_running(store):
-        return False  # (one this process started may not hold its lock yet: do not start two)
-    _started.add(home)
-    subprocess.Popen(
-        # -P: never let a `planlineage/` folder in the platform's working directory (a source
-        # checkout, say) shadow the installed package.
-        [sys.executable, "-P", "-m", "planlineage", COMMAND, "--home", str(store.path.parent)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
-    return True
-
-
-def recover(store: Store, undelivered: bool = False) -> bool:
-    """Called by every later command: restart the service when jobs wait (or, ``undelivered``,
-    events the command could not deliver within its bound) and none runs."""
-    try:
-        if undelivered or runner.queued_jobs(store) or spool.waiting(store) or _shared_jobs_waiting(store):
-            return ensure_running(store)
-    except Exception as error:  # fail-open
-        log.warning("planlineage: compile service not restarted: %s", type(error).__name__)
-    return False
-
-
-def _shared_jobs_waiting(store: Store) -> bool:
-    """A shared store's compile jobs no live service holds (new, or left by a dead node)."""
-    if not getattr(store, "shared", False):
-        return False
-    from planlineage.lifecycle import compile_jobs
-
-    return compile_jobs.expired(store) > 0
+is_running = service_start.is_running
+ensure_running = service_start.ensure_running
+recover = service_start.recover
 
 
 # -- the service ---------------------------------------------------------------------------------
@@ -364,9 +297,8 @@ class Service:
         threading.Thread(target=self._deliver_loop, daemon=True).start()
 
         def lower_priority() -> None:
-            # Per thread: the compile threads and the planners they start yield to the platform,
-            # while the threads that write the database keep their priority (a niced thread
-            # holding the write lock would make every command wait for it).
+            # Per thread too (the process is niced already when started as a command): a library
+            # caller's compile threads and the planners they start still yield to the platform.
             try:
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
             except (OSError, AttributeError):
@@ -401,19 +333,33 @@ class Service:
         self.pool.close()
 
 
-def main(home: str) -> int:
+def _take_lock(store: Store, lock_fd: int | None) -> int | None:
+    """The service's lock: the descriptor its starter locked and handed over, else its own."""
+    if lock_fd is not None:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already: confirms it is the lock
+            if os.fstat(lock_fd).st_ino == os.stat(service_start.lock_path(store)).st_ino:
+                return lock_fd
+        except OSError:
+            pass
+        try:
+            os.close(lock_fd)
+        except OSError:
+            pass
+    return service_start.try_lock(service_start.lock_path(store))
+
+
+def main(home: str, lock_fd: int | None = None) -> int:
     """The ``_compile-service`` process: hold the lock, sweep leftovers, serve until idle."""
     from planlineage.store import open_store
 
+    service_start.lower_priority()  # (the command did already; a library caller too)
     store = open_store(home=Path(home))
-    fd = _try_lock(_lock_path(store))
+    fd = _take_lock(store, lock_fd)
     if fd is None:
         return 0  # another service already runs for this home
     runner.setup_logging(store)
-    try:
-        nice = int(os.environ.get("PLANLINEAGE_COMPILE_NICE", "10") or 10)
-    except ValueError:
-        nice = 10
+    nice = service_start.nice_level()
     service = None
     failed = False
     try:

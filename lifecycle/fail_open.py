@@ -1,19 +1,29 @@
 """The one fail-open wrapper of the lifecycle: a lineage problem never fails or delays a job's
-submission; it becomes one redacted warning line and a fallback value."""
+submission; it becomes one redacted warning line and a fallback value.
+
+It wraps the commands a platform runs for every job, so it loads nothing until a problem occurs.
+"""
 
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from planlineage.emitter.store import StoreError
-from planlineage.emitter.transports import TransportConfigError
-from planlineage.emitter.transports.base import scrub, short
+from planlineage import lazylog
 
-log = logging.getLogger("planlineage.emitter")
+log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reason(error: Exception) -> str:
+    """A store, transport-configuration or OS problem says itself; anything else is named by type."""
+    from planlineage.emitter.store import StoreError
+    from planlineage.emitter.transports import TransportConfigError
+
+    if isinstance(error, (StoreError, TransportConfigError, OSError)):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
 
 
 def fail_open(what: str, fallback: Any = None) -> Callable[[F], F]:
@@ -27,11 +37,14 @@ def fail_open(what: str, fallback: Any = None) -> Callable[[F], F]:
                 return fn(*args, **kwargs)
             except KeyboardInterrupt:
                 raise
-            except (StoreError, TransportConfigError, OSError) as error:
-                reason = str(error)
             except Exception as error:  # fail-open: never a traceback, never a failed submission
-                reason = f"{type(error).__name__}: {error}"
-            log.warning("planlineage: %s skipped: %s", what, short(scrub(reason), 240))
+                try:
+                    from planlineage.emitter.transports.base import scrub, short
+
+                    message = short(scrub(_reason(error)), 240)
+                except Exception:  # even the wording failed: say no more than the type
+                    message = type(error).__name__
+            log.warning("planlineage: %s skipped: %s", what, message)
             return fallback
 
         return wrapper  # type: ignore[return-value]

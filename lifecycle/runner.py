@@ -20,12 +20,12 @@ the one owner of the ``runs`` table.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
 from pathlib import Path
 from typing import Any
 
+from planlineage import lazylog
 from planlineage.emitter.store import Store
 
 #: A job whose compile was started this many times (the service died under it) is abandoned.
@@ -33,7 +33,7 @@ MAX_ATTEMPTS = 2
 LOG_NAME = "worker.log"
 LOG_MAX_BYTES = 1_000_000
 
-log = logging.getLogger("planlineage.worker")
+log = lazylog.getLogger("planlineage.worker")  # logging loads only when something is logged
 
 
 def _env_float(name: str, default: float) -> float:
@@ -60,7 +60,8 @@ def jobs_dir(store: Store) -> Path:
 def write_job(path: Path, data: dict[str, Any]) -> None:
     from planlineage.home import write_private
 
-    write_private(path, json.dumps(data).encode("utf-8"))  # its temporary file never stays behind
+    # Its temporary file never stays behind; not synced: the run's row it goes with is not either.
+    write_private(path, json.dumps(data).encode("utf-8"), durable=False)
 
 
 def read_job(path: Path) -> dict[str, Any] | None:
@@ -97,18 +98,18 @@ def start(store: Store, job: dict[str, Any]) -> None:
     ``spark``, with ``spark_version``).
     """
     from planlineage.home import make_private_dir
-    from planlineage.lifecycle import compile_service
+    from planlineage.lifecycle import service_start
 
     if getattr(store, "shared", False):
         # Nodes sharing a store share its compile jobs: a row any node's service may claim.
         from planlineage.lifecycle import compile_jobs
 
         compile_jobs.put(store, job)
-        compile_service.ensure_running(store)
+        service_start.ensure_running(store)
         return
     folder = make_private_dir(jobs_dir(store))
     write_job(folder / f"{job['run_id']}.json", dict(job, attempts=0, created=time.time()))
-    compile_service.ensure_running(store)
+    service_start.ensure_running(store)
 
 
 def submit_job(
@@ -157,6 +158,8 @@ def submit_job(
 
 def setup_logging(store: Store) -> None:
     """Problems of background work go to ``worker.log`` (0600, rotated at 1 MB), redacted."""
+    import logging
+
     from planlineage.registry.secrets import RedactingFilter
 
     path = store.path.parent / LOG_NAME

@@ -27,23 +27,22 @@ secret) and answers ``None``/``False``; a lineage problem never fails a submissi
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from planlineage.emitter import outbox
+from planlineage import lazylog
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES, new_run_id
 from planlineage.emitter.store import Store, StoreError, utc_now
-from planlineage.emitter.transports.base import scrub, short
 from planlineage.lifecycle import spool
 from planlineage.lifecycle.fail_open import fail_open
-from planlineage.settings import Settings
 
-if TYPE_CHECKING:  # the models load pydantic (~0.1 s), which recording a submission does not need
+# Recording a submission or a state report loads neither the models (pydantic, ~0.1 s) nor the
+# outbox and transports: only the paths that build events do.
+if TYPE_CHECKING:
     from planlineage.document import JobLineage
+    from planlineage.settings import Settings
 
-log = logging.getLogger("planlineage.emitter")
+log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
 
 STATE_EVENTS: dict[str, str] = {
     "FINISHED": "COMPLETE",
@@ -63,8 +62,7 @@ def event_for_state(platform_state: str | None) -> str | None:
     return STATE_EVENTS.get((platform_state or "").strip().upper())
 
 
-@dataclass(frozen=True)
-class RunRecord:
+class RunRecord(NamedTuple):
     app_id: str
     run_id: str
     job_name: str
@@ -85,7 +83,8 @@ def _load_event_models() -> None:
     never while holding the database's write lock, which other processes are waiting for.
     """
     import planlineage.document
-    import planlineage.emitter.events  # noqa: F401
+    import planlineage.emitter.events
+    import planlineage.emitter.outbox  # noqa: F401
 
 
 def _record(row: sqlite3.Row | None) -> RunRecord | None:
@@ -139,6 +138,10 @@ def _build(
 
 
 def _insert(conn: sqlite3.Connection, run_id: str, built: list[tuple[str, str, str]]) -> int:
+    if not built:
+        return 0  # (a pending submission: the outbox is not even loaded)
+    from planlineage.emitter import outbox  # loaded by _load_event_models(), outside the write lock
+
     return sum(outbox.enqueue_in(conn, run_id, job, event_type, payload) for job, event_type, payload in built)
 
 
@@ -382,6 +385,8 @@ def abandon_lineage(store: Store, app_id: str, run_id: str, reason: str | None =
 
     done = store.write(abandon)
     if done and reason:
+        from planlineage.emitter.transports.base import scrub, short
+
         log.warning("planlineage: no lineage for %s: %s", app_id, short(scrub(reason), 240))
     return done
 
@@ -398,9 +403,8 @@ def record_state(
     """Record a platform state report; the event type it queued (or deferred), else None.
 
     Reports kept in the spool (the database was too busy for an earlier command) go first.  When
-    the database stays busy past the store's busy timeout, this report is spooled too
-    (``$PLANLINEAGE_HOME/spool/``, replayed in order by the next command or the compile service)
-    rather than lost.
+    the database stays busy past the store's busy timeout, this report is spooled too (``spool/``,
+    replayed in order by the next command or the compile service) rather than lost.
     """
     when = event_time or utc_now()
     try:
@@ -410,11 +414,17 @@ def record_state(
         # A busy SQLite file, or a shared store that cannot be reached (restart, network): spool.
         if not getattr(store, "shared", False) and "locked" not in str(problem) and "busy" not in str(problem):
             raise
-        spool.put(store, app_id, platform_state, scrub(error) if error else None, when)
+        spool.put(store, app_id, platform_state, _scrub(error) if error else None, when)
         return event_for_state(platform_state)
 
 
 SPOOL = spool.FOLDER
+
+
+def _scrub(text: str) -> str:
+    from planlineage.emitter.transports.base import scrub  # loaded only when there is an error text
+
+    return scrub(text)
 
 
 def replay_spooled(store: Store) -> int:
@@ -429,7 +439,7 @@ def _record_state(store: Store, app_id: str, platform_state: str, error: str | N
     if not store.exists():
         return None  # unknown application: no-op, nothing created
     state = (platform_state or "").strip().upper()
-    error = scrub(error) if error and event_type else None  # it may quote a connection string
+    error = _scrub(error) if error and event_type else None  # it may quote a connection string
 
     def report(conn: sqlite3.Connection) -> str | None:
         row = conn.execute("SELECT last_event, pending FROM runs WHERE app_id = ?", (app_id,)).fetchone()

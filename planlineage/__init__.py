@@ -18,6 +18,14 @@ def _map_checkout_folders() -> None:
     setup = here.parent / "setup.py"
     if (here / "cli").is_dir() or not setup.is_file():
         return  # installed (the subpackages are inside), or not a checkout
+    for finder in sys.meta_path:  # an editable install's finder already maps them: nothing to parse
+        if getattr(finder, "__module__", "").startswith("_frozen_importlib") or not hasattr(finder, "find_spec"):
+            continue  # Python's own finders search sys.path, where a checkout's cli/ is not ours
+        try:
+            if finder.find_spec(f"{__name__}.cli", None) is not None:
+                return
+        except Exception:  # a finder that cannot answer for this name does not map it
+            continue
     import ast
     import importlib.abc
     import importlib.util

@@ -50,8 +50,12 @@ def make_private_dir(folder: Path) -> Path:
     return folder
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, 0600; the temporary file never stays behind."""
+def write_private(path: Path, data: bytes, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically, 0600; the temporary file never stays behind.
+
+    ``durable=False`` skips the ``fsync``: for a file no more durable than the SQLite row next to
+    it (WAL with ``synchronous=NORMAL`` does not sync each commit), on a path where 20 concurrent
+    syncs would make the callers wait on the disk."""
     make_private_dir(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -59,7 +63,8 @@ def write_private(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(temporary, path)
     except BaseException:
         try:

@@ -22,24 +22,21 @@ console transport was chosen explicitly.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from planlineage import home
+from planlineage import home, lazylog
 from planlineage.emitter.runs import utc_now
-from planlineage.emitter.transports import TRANSPORT_KINDS
-from planlineage.emitter.transports.base import HTTP_ENDPOINT, HTTP_KINDS, safe_address
+from planlineage.emitter.transport_kinds import HTTP_ENDPOINT, HTTP_KINDS, TRANSPORT_KINDS
 from planlineage.store import url as store_url
 
 SETTINGS_FILE = "settings.json"
-log = logging.getLogger("planlineage.emitter")
+log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
 
 #: Keys whose change may cure a refusal of access: events parked for it are requeued.
 REQUEUE_KEYS = frozenset({"lineage.address", "lineage.token", "lineage.endpoint", "lineage.transport"})
@@ -47,8 +44,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     key: str
     default: str | None = None
     help: str = ""
@@ -148,6 +144,8 @@ def _redact_url(url: str) -> str:
     try:
         from planlineage.registry.secrets import redact_url  # lazy: another engineer's module
     except ImportError:
+        from planlineage.emitter.transports.base import safe_address
+
         return safe_address(url)  # without it, print no more than scheme://host:port
     return redact_url(url)
 

@@ -8,7 +8,6 @@ quoted form), and the runtime mode must be known when the TableEnvironment is cr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
@@ -33,13 +32,40 @@ NOT_EXECUTED = {Kind.QUERY, Kind.INSPECT, Kind.STATEMENT_SET_MARKER, Kind.PLAN_F
 SINKS = {Kind.INSERT, Kind.STATEMENT_SET, Kind.CTAS}
 
 
-@dataclass
 class Statement:
-    sql: str  # as written, comments and hints kept (hints matter)
-    line: int  # 1-based line of its first token
-    kind: Kind = Kind.DDL
-    words: list[str] = field(default_factory=list)  # leading keywords, upper-cased, comments removed
-    set_pair: tuple[str, str] | None = None  # for SET k = v
+    """One statement of a script.  A plain class rather than a dataclass: `submit` splits the
+    script on the platform's path, where loading the dataclasses machinery costs more than the
+    split itself."""
+
+    __slots__ = ("sql", "line", "kind", "words", "set_pair")
+
+    def __init__(
+        self,
+        sql: str,  # as written, comments and hints kept (hints matter)
+        line: int,  # 1-based line of its first token
+        kind: Kind = Kind.DDL,
+        words: list[str] | None = None,  # leading keywords, upper-cased, comments removed
+        set_pair: tuple[str, str] | None = None,  # for SET k = v
+    ):
+        self.sql = sql
+        self.line = line
+        self.kind = kind
+        self.words = [] if words is None else words
+        self.set_pair = set_pair
+
+    def _fields(self) -> tuple:
+        return (self.sql, self.line, self.kind, self.words, self.set_pair)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Statement) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return (
+            f"Statement(sql={self.sql!r}, line={self.line!r}, kind={self.kind!r}, "
+            f"words={self.words!r}, set_pair={self.set_pair!r})"
+        )
 
     def for_planner(self) -> str:
         """The text Flink's parser gets: `SET` in the quoted form it accepts, and the INSERT or

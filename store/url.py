@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 ENV_NAME = "PLANLINEAGE_STORE"
@@ -26,8 +26,7 @@ class StoreUrlError(ValueError):
     """A store URL that cannot be used (message is secret-free and says what to write instead)."""
 
 
-@dataclass(frozen=True)
-class StoreUrl:
+class StoreUrl(NamedTuple):
     """A parsed PostgreSQL store URL."""
 
     raw: str

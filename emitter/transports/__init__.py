@@ -11,6 +11,8 @@ import importlib
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from planlineage.emitter.transport_kinds import BUILTIN as _BUILTIN
+from planlineage.emitter.transport_kinds import TRANSPORT_KINDS
 from planlineage.emitter.transports.base import (
     Config,
     Delivered,
@@ -21,16 +23,6 @@ from planlineage.emitter.transports.base import (
     TransportConfigError,
 )
 
-# Transports are imported when first asked for: the file and console ones pull in
-# openlineage-python (~0.3 s), which the platform's submission path must not pay for.
-_BUILTIN: dict[str, tuple[str, str]] = {
-    "gravitino": ("planlineage.emitter.transports.gravitino", "GravitinoTransport"),
-    "http": ("planlineage.emitter.transports.http", "HttpTransport"),
-    "file": ("planlineage.emitter.transports.file", "FileTransport"),
-    "console": ("planlineage.emitter.transports.console", "ConsoleTransport"),
-}
-#: Every transport a setting may name, the one list of them.
-TRANSPORT_KINDS: tuple[str, ...] = tuple(_BUILTIN)
 _EXPORTS = {
     "GravitinoConfig": "gravitino",
     "GravitinoTransport": "gravitino",

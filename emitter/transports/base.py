@@ -21,13 +21,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-MAX_REASON_CHARS = 300
+from planlineage.emitter.transport_kinds import GRAVITINO_ENDPOINT, HTTP_ENDPOINT, HTTP_KINDS  # noqa: F401
 
-#: The one definition of the endpoints (paths under the address) events are posted to.
-GRAVITINO_ENDPOINT = "api/lineage"  # Apache Gravitino's LineageOperations
-HTTP_ENDPOINT = "api/v1/lineage"  # OpenLineage's HTTP transport default (Marquez)
-#: Transports that post over HTTP to ``lineage.address`` (the ones a cluster listener can use too).
-HTTP_KINDS = ("gravitino", "http")
+MAX_REASON_CHARS = 300
 
 
 @dataclass(frozen=True)

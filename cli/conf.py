@@ -1,0 +1,62 @@
+"""`planlineage spark-conf` and `flink-conf`: the platform's configuration in, the same with the
+OpenLineage listener added out (planlineage.lifecycle.listener_conf); fail-open, byte for byte."""
+
+from __future__ import annotations
+
+import sys
+
+from planlineage.cli.messages import say_notices, warn
+
+EXIT_OK = 0
+
+
+def _conf(args, merge) -> int:
+    data = b""
+    say_notices()
+    try:
+        data = sys.stdin.buffer.read()
+        out = data
+        if args.lineage_enable:
+            from planlineage.settings import Settings, is_configured
+
+            values = Settings().list()
+            if is_configured(values):
+                out = merge(data, values, args)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # fail-open: the platform gets its own configuration back
+        warn(f"lineage {args.command} skipped: {type(error).__name__}")
+        out = data
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    return EXIT_OK
+
+
+def cmd_spark_conf(args) -> int:
+    from planlineage.lifecycle import listener_conf
+
+    return _conf(
+        args,
+        lambda data, values, a: listener_conf.merge_bytes(
+            data, listener_conf.spark_entries, values, warn=warn, default_style="="
+        ),
+    )
+
+
+def cmd_flink_conf(args) -> int:
+    from planlineage.lifecycle import listener_conf
+
+    def entries(values, existing, w):
+        return listener_conf.flink_entries(values, args.flink_version, existing, w)
+
+    return _conf(
+        args, lambda data, values, a: listener_conf.merge_bytes(data, entries, values, warn=warn, default_style=":")
+    )
+
+
+def configure(name: str, parser) -> None:
+    if name == "flink-conf":
+        parser.add_argument("--flink-version", required=True)
+    parser.add_argument("--app-id", default=None)
+    parser.add_argument("--lineage-enable", action="store_true")
+    parser.set_defaults(run=cmd_flink_conf if name == "flink-conf" else cmd_spark_conf)

@@ -1,0 +1,59 @@
+"""`planlineage planner` (and its old name `worker`, hidden): the warm planners, one long-lived
+JVM per Flink version (planlineage.planner.warm)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EXIT_OK = 0
+
+
+def cmd_planner(args) -> int:
+    from planlineage.planner import warm
+
+    limits = warm.Limits(job_timeout=args.job_timeout, max_jobs=args.max_jobs, max_rss_mb=args.max_rss_mb)
+    if args.planner_command == "serve":
+        return warm.serve(args.flink_version, limits, args.idle_timeout)
+    if args.planner_command == "start":
+        for version in args.flink_version_list or [None]:
+            info = warm.start(version, limits, args.idle_timeout)
+            print(f"Flink {info['flink_version']} warm planner running (pid {info['pid']}, {info['socket']})")
+        return EXIT_OK
+    if args.planner_command == "stop":
+        stopped = warm.stop(args.flink_version)
+        print(f"{stopped} warm planner(s) stopped")
+        return EXIT_OK
+    planners = warm.status()
+    if not planners:
+        print("no warm planner running")
+    for info in planners:
+        print(json.dumps(info))
+    return EXIT_OK
+
+
+def cmd_worker_deprecated(args) -> int:
+    print("planlineage: `planlineage worker` is deprecated; use `planlineage planner`.", file=sys.stderr)
+    return cmd_planner(args)
+
+
+def configure(name: str, parser: argparse.ArgumentParser) -> None:
+    """``planner`` and ``worker`` (deprecated alias, no help: not listed) take the same commands."""
+    planner_commands = parser.add_subparsers(dest="planner_command", required=True)
+    for command, text in (
+        ("start", "start a warm planner per version (default 1.20)"),
+        ("serve", "run a warm planner in the foreground"),
+        ("stop", "stop warm planners"),
+        ("status", "show running warm planners"),
+    ):
+        sub = planner_commands.add_parser(command, help=text)
+        if command == "start":
+            sub.add_argument("flink_version_list", nargs="*", metavar="VERSION")
+        elif command in ("serve", "stop"):
+            sub.add_argument("--flink-version", default=None)
+        sub.add_argument("--idle-timeout", type=float, default=900.0, help="stop after this many idle seconds")
+        sub.add_argument("--max-jobs", type=int, default=500, help="recycle the JVM after this many jobs")
+        sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")
+        sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
+    parser.set_defaults(run=cmd_worker_deprecated if name == "worker" else cmd_planner)

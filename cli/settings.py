@@ -1,0 +1,63 @@
+"""`planlineage settings set|get|unset|list`: the lineage settings (planlineage.settings)."""
+
+from __future__ import annotations
+
+import sys
+
+from planlineage.cli.messages import say_notices
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def cmd_settings(args) -> int:
+    from planlineage import home
+    from planlineage.emitter.store import StoreError
+    from planlineage.settings import SettingError, Settings, masked
+
+    settings = Settings()
+    try:
+        if args.settings_command == "set":
+            raw = args.value
+            if raw == "-":  # from stdin: a value on the command line is readable by other local users
+                raw = sys.stdin.readline().rstrip("\r\n")
+            stored = settings.set(args.key, raw)
+            print(f"{args.key} = {masked(args.key, stored)}")
+        elif args.settings_command == "unset":
+            settings.unset(args.key)
+        elif args.settings_command == "get":
+            value, origin = settings.source(args.key)
+            if value is None:
+                return 1
+            print(masked(args.key, value))  # secrets and URL credentials never printed back
+        else:
+            for key, (value, origin) in settings.list_masked().items():
+                print(f"{key:<24} {value:<40} ({origin})")
+            for notice in home.notices():  # the state of the store, reported where people look
+                print(f"! {notice['message']}")
+                home.mark_said(notice["message"])
+        say_notices()
+    except (SettingError, StoreError) as error:
+        print(f"planlineage: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as error:
+        where = error.filename or settings.path
+        print(
+            f"planlineage: cannot write {where}: {error.strerror or error}; check the folder's permissions",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def configure(name: str, parser) -> None:
+    commands = parser.add_subparsers(dest="settings_command", required=True)
+    set_ = commands.add_parser("set", help="store a setting")
+    set_.add_argument("key")
+    set_.add_argument("value", help="the value; - reads it from stdin (use this for lineage.token)")
+    get = commands.add_parser("get", help="print a setting (secrets masked)")
+    get.add_argument("key")
+    unset = commands.add_parser("unset", help="remove a stored setting")
+    unset.add_argument("key")
+    commands.add_parser("list", help="every setting, its value (secrets masked) and origin")
+    parser.set_defaults(run=cmd_settings)
