@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import subprocess
 import sys
 
 HEAVY = ("pydantic", "pydantic_core", "openlineage", "networkx", "httpx", "httpcore")
@@ -19,6 +18,8 @@ HEAVY = ("pydantic", "pydantic_core", "openlineage", "networkx", "httpx", "httpc
 
 def imported_by(args: list[str], env: dict[str, str] | None = None, cwd=None, timeout: float = 120) -> dict:
     """Runs the command in a fresh interpreter; what it imported and its exit code."""
+    import subprocess  # here: the child running the command must not have it loaded by us
+
     result = subprocess.run(
         [sys.executable, __file__, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout
     )

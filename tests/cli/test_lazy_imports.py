@@ -1,0 +1,158 @@
+"""The command line imports only the chosen command's module, and `submit`/`state` only what
+records the run (checked in the process that ran them, not by a clock: see
+bench/lifecycle_load.py for the time)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from command_imports import HEAVY, imported_by
+
+from planlineage.cli.main import COMMANDS
+
+COMMAND_MODULES = {f"planlineage.cli.{module}" for module, _ in COMMANDS.values()}
+#: Standard modules a command that logs nothing and starts nothing must not load: each costs every
+#: one of a platform's concurrent submissions milliseconds of CPU.
+SLOW_STDLIB = {"logging", "dataclasses", "inspect", "uuid", "socket", "shutil", "tempfile", "subprocess"}
+LISTING = {"planlineage", "planlineage.cli", "planlineage.cli.main", "planlineage.errors", "planlineage.lazylog"}
+#: Everything `state` loads: the store, the settings, the run state machine, the spool, and the
+#: check that the compile service runs.  Nothing that builds or sends events.
+STATE = LISTING | {
+    "planlineage.cli.lifecycle",
+    "planlineage.cli.messages",
+    "planlineage.emitter",
+    "planlineage.emitter.runs",
+    "planlineage.emitter.store",
+    "planlineage.emitter.transport_kinds",
+    "planlineage.home",
+    "planlineage.lifecycle",
+    "planlineage.lifecycle.fail_open",
+    "planlineage.lifecycle.runner",
+    "planlineage.lifecycle.runs",
+    "planlineage.lifecycle.service_start",
+    "planlineage.lifecycle.spool",
+    "planlineage.settings",
+    "planlineage.store",
+    "planlineage.store.dialect",
+    "planlineage.store.local",
+    "planlineage.store.migrations",
+    "planlineage.store.url",
+}
+#: `submit` also reads the script (its statements say whether it writes a table).
+SUBMIT = STATE | {"planlineage.planner", "planlineage.planner.script"}
+
+
+@pytest.mark.parametrize("argv", [["--help"], [], ["no-such-command"], ["--version"]])
+def test_the_listing_imports_no_command(clean_env, argv):
+    found = imported_by(argv, env=dict(os.environ))
+    assert found["code"] == (2 if argv in ([], ["no-such-command"]) else 0)
+    assert set(found["planlineage"]) == LISTING
+    assert not set(found["top"]) & (SLOW_STDLIB | set(HEAVY) | {"sqlite3", "platformdirs"})
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_command_imports_its_own_module_only(clean_env, command):
+    found = imported_by([command, "--help"], env=dict(os.environ))
+    assert found["code"] == 0
+    assert set(found["planlineage"]) & COMMAND_MODULES == {f"planlineage.cli.{COMMANDS[command][0]}"}
+    assert not set(found["top"]) & set(HEAVY)
+
+
+@pytest.fixture
+def configured(clean_env):
+    """Lineage on (an address nothing listens on: submit and state send nothing themselves) and a
+    compile service 'running' for the home: its lock held by the test, so nothing is started."""
+    from planlineage.settings import Settings
+
+    Settings().set("lineage.address", "http://127.0.0.1:9")
+    fd = os.open(clean_env / "compile-service.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    yield clean_env
+    os.close(fd)
+
+
+def test_submit_imports_what_records_the_run_and_nothing_else(configured, tmp_path):
+    script = tmp_path / "job.sql"
+    script.write_text("INSERT INTO sink SELECT * FROM source;\n", encoding="utf-8")
+    found = imported_by(
+        ["submit", "--app-id", "app-1", "--job-name", "etl", "--sql-file", str(script), "--lineage-enable"],
+        env=dict(os.environ),
+    )
+    assert found["code"] == 0
+    assert set(found["planlineage"]) == SUBMIT
+    assert not set(found["top"]) & (SLOW_STDLIB | set(HEAVY) | {"platformdirs"})
+    assert len(list((configured / "jobs").glob("*.json"))) == 1  # recorded and queued all the same
+
+
+def test_state_imports_what_records_the_transition_and_nothing_else(configured, tmp_path):
+    script = tmp_path / "job.sql"
+    script.write_text("INSERT INTO sink SELECT * FROM source;\n", encoding="utf-8")
+    imported_by(
+        ["submit", "--app-id", "app-1", "--job-name", "etl", "--sql-file", str(script), "--lineage-enable"],
+        env=dict(os.environ),
+    )
+    found = imported_by(["state", "--app-id", "app-1", "--state", "RUNNING"], env=dict(os.environ))
+    assert found["code"] == 0
+    assert set(found["planlineage"]) == STATE
+    assert not set(found["top"]) & (SLOW_STDLIB | set(HEAVY) | {"platformdirs"})
+    from planlineage.emitter.store import Store
+
+    (row,) = Store(configured / "state.db").rows("SELECT last_event, pending FROM runs")
+    assert row["last_event"] == "RUNNING" and '"RUNNING"' in row["pending"]
+
+
+def _service_pids(home: Path) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"_compile-service" in cmdline and str(home).encode() in cmdline:
+                found.append(int(proc.name))
+    return found
+
+
+def test_the_caller_that_starts_the_service_hands_it_the_lock_and_it_runs_niced(clean_env, monkeypatch):
+    """From the moment one caller decides to start the service, every other caller sees it running
+    (so concurrent submissions start one service, not one interpreter each), and the whole service
+    process runs niced."""
+    from planlineage.emitter.store import Store
+    from planlineage.lifecycle import service_start
+
+    monkeypatch.setenv("PLANLINEAGE_COMPILE_IDLE_SECONDS", "1")
+    clean_env.mkdir(mode=0o700)
+    store = Store(clean_env / "state.db")
+    assert service_start.ensure_running(store) is True
+    # At once, before the new interpreter could have locked anything itself: the lock is held.
+    assert service_start.try_lock(service_start.lock_path(store)) is None
+    assert service_start.ensure_running(store) is False
+    end = time.monotonic() + 20
+    nice = None
+    while time.monotonic() < end:
+        pids = _service_pids(clean_env)
+        if pids:
+            assert len(pids) == 1
+            try:
+                nice = int(Path(f"/proc/{pids[0]}/stat").read_text().rsplit(")", 1)[1].split()[16])
+            except OSError:
+                pass
+            if nice == 10:
+                break
+        time.sleep(0.02)
+    assert nice == 10  # PLANLINEAGE_COMPILE_NICE's default, the process itself and not only its JVMs
+    while _service_pids(clean_env) and time.monotonic() < end + 20:  # idle: it stops by itself
+        time.sleep(0.1)
+    assert not _service_pids(clean_env)
+    fd = service_start.try_lock(service_start.lock_path(store))
+    assert fd is not None  # and its lock went with it
+    os.close(fd)
