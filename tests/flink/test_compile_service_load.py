@@ -106,7 +106,8 @@ def test_killed_service_leaves_no_jvm_and_is_restarted_by_the_next_command(cli):
         assert jvms
         nice = [int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[16]) for p in jvms]
         assert all(n >= 10 for n in nice), nice  # the planners yield to the platform
-        assert int(Path(f"/proc/{service}/stat").read_text().rsplit(")", 1)[1].split()[16]) == 0  # its writer not
+        # The service's own Python too (start-up, event building, delivery): the callers go first.
+        assert int(Path(f"/proc/{service}/stat").read_text().rsplit(")", 1)[1].split()[16]) >= 10
         os.kill(service, signal.SIGKILL)  # mid-compile
         deadline = time.monotonic() + 30
         while any(Path(f"/proc/{p}").exists() for p in jvms) and time.monotonic() < deadline:
