@@ -339,6 +339,7 @@ def _take_lock(store: Store, lock_fd: int | None) -> int | None:
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already: confirms it is the lock
             if os.fstat(lock_fd).st_ino == os.stat(service_start.lock_path(store)).st_ino:
+                os.set_inheritable(lock_fd, False)  # no planner it starts may keep the lock alive
                 return lock_fd
         except OSError:
             pass

@@ -60,8 +60,15 @@ def ensure_running(store) -> bool:
         from planlineage.home import make_private_dir
 
         make_private_dir(store.path.parent)  # the node's home holds the lock: no state file made it
-    fd = try_lock(lock_path(store))
-    if fd is None:
+    try:
+        fd = os.open(lock_path(store), os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError:  # the lock cannot be held here: the service takes it itself (or exits)
+        _start(store.path.parent, None)
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
         return False  # held: a service runs, or another caller is starting one with it
     try:
         _start(store.path.parent, fd)
@@ -70,19 +77,20 @@ def ensure_running(store) -> bool:
     return True
 
 
-def _start(home: Path, lock_fd: int) -> None:
+def _start(home: Path, lock_fd: int | None) -> None:
     import subprocess  # only the caller that starts the service pays for it
 
+    # -P: never let a `planlineage/` folder in the platform's working directory (a source
+    # checkout, say) shadow the installed package.
+    command = [sys.executable, "-P", "-m", "planlineage", COMMAND, "--home", str(home)]
     subprocess.Popen(
-        # -P: never let a `planlineage/` folder in the platform's working directory (a source
-        # checkout, say) shadow the installed package.
-        [sys.executable, "-P", "-m", "planlineage", COMMAND, "--home", str(home), "--lock-fd", str(lock_fd)],
+        command if lock_fd is None else [*command, "--lock-fd", str(lock_fd)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
-        pass_fds=(lock_fd,),
+        pass_fds=() if lock_fd is None else (lock_fd,),
     )
 
 
