@@ -156,3 +156,26 @@ def test_the_caller_that_starts_the_service_hands_it_the_lock_and_it_runs_niced(
     fd = service_start.try_lock(service_start.lock_path(store))
     assert fd is not None  # and its lock went with it
     os.close(fd)
+
+
+def test_a_lazy_logger_sets_logging_up_before_its_first_record():
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from planlineage import lazylog\n"
+        "log = lazylog.getLogger('planlineage.test')\n"
+        "seen = []\n"
+        "def set_up(logging):\n"
+        "    seen.append('set up')\n"
+        "    logging.basicConfig(format='configured: %(message)s')\n"
+        "lazylog.on_load(set_up)\n"
+        "print('logging' in sys.modules, seen)\n"
+        "log.warning('first %s', 'record')\n"
+        "log.warning('second')\n"
+        "print(seen)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["False []", "['set up']"]  # nothing loaded until a record; set up once
+    assert result.stderr.splitlines() == ["configured: first record", "configured: second"]
