@@ -14,16 +14,16 @@ submissions at once start 20 JVMs on the platform's machine and slows the platfo
   or grows), an idle one of another version is stopped to make room.
 * **A running warm planner first**: one started with ``planlineage planner start`` answers
   before the pool's own planner of that version is started (as for ``extract``).
-* **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): the whole process from its first
-  instruction (its start-up, polling, event building and delivery, its compile threads and the
+* **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): the whole process from its start
+  (its start-up, polling, event building and delivery, its compile threads and the
   JVMs they start), so the platform and the commands it runs go first.  Its database writes are
   short transactions whose events were built before the write lock is taken, so a niced writer
   holds the lock for no longer than a few statements.
-* **On demand**: started by the first :func:`ensure_running` that finds none
-  (:mod:`.service_start`, which the callers load instead of this module) (``submit``, and
+* **On demand**: started by the first ``ensure_running`` that finds none (``submit``, and
   ``state``/``flush`` when jobs wait or events are left that they could not deliver within their
   bound, so a killed service is restarted by the next command); stops after
-  ``PLANLINEAGE_COMPILE_IDLE_SECONDS`` (default 120) without work.
+  ``PLANLINEAGE_COMPILE_IDLE_SECONDS`` (default 120) without work.  The callers' side (is it
+  running, start it) is :mod:`.service_start`, which they load instead of this module.
 * **Its JVMs never outlive it**: each planner's process group is recorded in
   ``compile-service.pids``; a planner whose service died reads end-of-file on its stdin and
   exits, and the next service kills any group still listed before it starts.
