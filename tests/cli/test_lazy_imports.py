@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from command_imports import HEAVY, imported_by
+from compile_services import services, stat_fields
 
 from planlineage.cli.main import COMMANDS
 
@@ -109,19 +110,6 @@ def test_state_imports_what_records_the_transition_and_nothing_else(configured, 
     assert row["last_event"] == "RUNNING" and '"RUNNING"' in row["pending"]
 
 
-def _service_pids(home: Path) -> list[int]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"_compile-service" in cmdline and str(home).encode() in cmdline:
-                found.append(int(proc.name))
-    return found
-
-
 def test_the_caller_that_starts_the_service_hands_it_the_lock_and_it_runs_niced(clean_env, monkeypatch):
     """From the moment one caller decides to start the service, every other caller sees it running
     (so concurrent submissions start one service, not one interpreter each), and the whole service
@@ -139,20 +127,20 @@ def test_the_caller_that_starts_the_service_hands_it_the_lock_and_it_runs_niced(
     end = time.monotonic() + 20
     nice = None
     while time.monotonic() < end:
-        pids = _service_pids(clean_env)
+        pids = services(clean_env)
         if pids:
             assert len(pids) == 1
             try:
-                nice = int(Path(f"/proc/{pids[0]}/stat").read_text().rsplit(")", 1)[1].split()[16])
+                nice = int(stat_fields(pids[0])[16])
             except OSError:
                 pass
             if nice == 10:
                 break
         time.sleep(0.02)
     assert nice == 10  # PLANLINEAGE_COMPILE_NICE's default, the process itself and not only its JVMs
-    while _service_pids(clean_env) and time.monotonic() < end + 20:  # idle: it stops by itself
+    while services(clean_env) and time.monotonic() < end + 20:  # idle: it stops by itself
         time.sleep(0.1)
-    assert not _service_pids(clean_env)
+    assert not services(clean_env)
     fd = service_start.try_lock(service_start.lock_path(store))
     assert fd is not None  # and its lock went with it
     os.close(fd)
