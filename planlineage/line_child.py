@@ -36,6 +36,20 @@ def child_env(java: str, drop: tuple[str, ...] = ()) -> dict[str, str]:
     return env
 
 
+def _keep_niceness(pid: int) -> None:
+    """A child in a session of its own keeps its parent's niceness under Linux's autogroup
+    scheduling too (most distributions' default: the CPU is shared between sessions before nice
+    values count, so a niced compile service's JVM would otherwise get as much CPU as everything
+    else together).  Done as soon as it is started, before its JVM's start-up work."""
+    try:
+        nice = os.getpriority(os.PRIO_PROCESS, 0)
+        if nice > 0:
+            with open(f"/proc/{pid}/autogroup", "w") as group:
+                group.write(str(nice))
+    except (OSError, AttributeError):
+        pass  # no autogroup (or not Linux), or the child is gone: its nice value is what counts
+
+
 class LineChild:
     """One child process; ``name`` ("the Flink planner") is how errors call it."""
 
@@ -57,6 +71,7 @@ class LineChild:
             bufsize=1,
             start_new_session=True,
         )
+        _keep_niceness(self._process.pid)
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self._ids = itertools.count(1)

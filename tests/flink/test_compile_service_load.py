@@ -106,6 +106,9 @@ def test_killed_service_leaves_no_jvm_and_is_restarted_by_the_next_command(cli):
         assert jvms
         nice = [int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[16]) for p in jvms]
         assert all(n >= 10 for n in nice), nice  # the planners yield to the platform
+        # ... under Linux's autogroup scheduling too (their own session's group is niced)
+        groups = [Path(f"/proc/{p}/autogroup") for p in jvms]
+        assert all(int(g.read_text().split()[-1]) >= 10 for g in groups if g.exists()), [g.read_text() for g in groups]
         # The service's own Python too (start-up, event building, delivery): the callers go first.
         assert int(Path(f"/proc/{service}/stat").read_text().rsplit(")", 1)[1].split()[16]) >= 10
         os.kill(service, signal.SIGKILL)  # mid-compile
