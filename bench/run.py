@@ -4,7 +4,8 @@
 
 Measured in one run on this machine: cold `extract` (a fresh JVM per job, the CLI as a platform
 calls it), warm extract per job (in-process `extract()` answered by a running worker), the bare
-`compilePlan` call of the same jobs inside the same warm JVM (the floor), their ratio, backfill
+compile of the same jobs inside the same warm JVM (the floor: their INSERTs parsed and compiled, as
+`compilePlanSql` does, timed by the JVM), their ratio, backfill
 throughput with 1 and 2 workers, and peak resident memory per worker; on the examples and on
 generated jobs of growing size.
 """
@@ -136,9 +137,10 @@ def main() -> int:
                 lineage = extract(script, flink_version=minor)
                 warm_times.append((time.perf_counter() - started) * 1000)
                 assert lineage.sinks, name
-                # The same job again, timing only what the JVM spends (bare compilePlan and total).
+                # The same job again, timing only what the JVM spends, as it timed it: the bare
+                # compile (the INSERTs parsed and compiled: compilePlanSql) and the whole job.
                 answer = warm._call(socket_path, {"op": "compile", "request": _request(script, provisioned)}, 120)
-                floors.append(answer["timings"]["compile_ms"])
+                floors.append(answer["timings"]["compile_ms"] + answer["timings"]["sink_sql_ms"])
                 servers.append(answer["timings"]["server_ms"])
             peak_rss = max(peak_rss, warm.status()[0]["rss_mb"])
             ratio = statistics.median(warm_times) / statistics.median(floors)

@@ -37,6 +37,7 @@ _CONDITION_AFTER = re.compile(
     re.IGNORECASE,
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w$]*")
+_FUNCTION_WORD = re.compile(r"FUNCTION", re.IGNORECASE)
 
 
 def created_functions(sqls: list[str]) -> list[str]:
@@ -53,6 +54,8 @@ def created_functions(sqls: list[str]) -> list[str]:
 
 def function_hints(sqls: list[str]) -> dict[str, dict]:
     """{name: {"kind": .., "type": .. | None, "fields": [..]}} for every function the script creates."""
+    if not any(_FUNCTION_WORD.search(sql) for sql in sqls):
+        return {}  # no statement can create a function: spare every statement's scan
     names = created_functions(sqls)
     if not names:
         return {}

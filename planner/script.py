@@ -131,6 +131,10 @@ def _quote(text: str) -> str:
     return text.replace("'", "''")
 
 
+#: Where split() must look closer: quotes, comments and statement ends (the rest is copied as is).
+_SPECIAL = re.compile(r"['\"`;]|--|/\*")
+
+
 def split(script: str) -> list[Statement]:
     """Statements of a script, in order; empty and comment-only pieces are dropped."""
     statements: list[Statement] = []
@@ -141,6 +145,13 @@ def split(script: str) -> list[Statement]:
     block = False  # inside EXECUTE STATEMENT SET BEGIN ... END, where ';' separates INSERTs
     piece_start_code = 0  # where the current ';'-separated piece starts inside `code`
     while i < n:
+        special = _SPECIAL.search(script, i)
+        if special is None:  # plain text up to the end
+            code.append(script[i:])
+            break
+        if special.start() > i:  # plain text up to the next quote, comment or ';', as one piece
+            code.append(script[i : special.start()])
+            i = special.start()
         c = script[i]
         if c in "'\"`":
             end = _skip_quoted(script, i, c)

@@ -168,8 +168,14 @@ def effective_options(use: TableUse, catalog_options: dict[str, str] | None) -> 
     return options
 
 
+_SIMPLY_QUOTED = re.compile(r"`[^`]*`(?:\.`[^`]*`)*")
+_QUOTED_PART = re.compile(r"`([^`]*)`")
+
+
 def unquote_identifier(text: str) -> str:
     """`` `cat`.`db`.`t` `` -> `cat.db.t` (backticks doubled inside a name are one backtick)."""
+    if _SIMPLY_QUOTED.fullmatch(text):  # what plans write, without doubled backticks: no scan
+        return ".".join(_QUOTED_PART.findall(text))
     parts, current, quoted, i = [], [], False, 0
     while i < len(text):
         c = text[i]

@@ -14,9 +14,6 @@ import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.Set;
 
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.table.api.EnvironmentSettings;
-import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.internal.TableEnvironmentInternal;
 import org.apache.flink.table.catalog.CatalogBaseTable;
 import org.apache.flink.table.catalog.CatalogManager;
@@ -37,20 +34,23 @@ import org.apache.flink.table.operations.command.SetOperation;
 import org.apache.flink.table.operations.ddl.CreateTableOperation;
 
 /**
- * One job's throwaway TableEnvironment. Statements go in one at a time, exactly as the user wrote
+ * One job on a TableEnvironment of its own (new, or reset as fresh: see Environment). Statements go in one at a time, exactly as the user wrote
  * them; every sink they declare is collected so that the whole job compiles into one plan, like
- * the platform would submit it. Built here rather than driven call by call from Python because
- * each py4j round trip costs, and the same code must work unchanged on Flink 1.18 to 2.3.
+ * the platform would submit it. Driven by {@link Jobs} inside the JVM rather than call by call
+ * from Python because each py4j round trip costs; the same code works unchanged on Flink 1.18 to
+ * 2.3.
  */
 public final class Session {
 
+    private final Environment environment;
     private final TableEnvironmentInternal tEnv;
     private final Set<String> forcedStandIns;
     private final List<ModifyOperation> sinks = new ArrayList<>();
     private final Map<String, String> originalConnectors = new LinkedHashMap<>();
     private final StandInFunctions functions;
     private final StandInCatalogs catalogs;
-    private Throwable failure;
+    /** False once a statement did what Environment.reset does not undo. */
+    private boolean reusable = true;
     /** Whether a statement may have added a jar (ADD JAR, CREATE FUNCTION ... USING JAR). */
     private boolean jarsAdded;
 
@@ -62,50 +62,53 @@ public final class Session {
     private static volatile Map<String, Integer> baseFactories;
 
     /**
-     * @param batch runtime mode, fixed when the environment is created
-     * @param config options the job SETs before its first statement
+     * @param environment a new environment, or one a previous job's reset left as fresh
      * @param forcedStandIns connectors ("*": all) compiled through the stand-in even when their jar is
      *     present, because planning them touches external systems (filesystem lists paths)
      */
-    public Session(boolean batch, Map<String, String> config, Set<String> forcedStandIns) {
-        Configuration configuration = new Configuration();
-        for (Map.Entry<String, String> entry : config.entrySet()) {
-            configuration.setString(entry.getKey(), entry.getValue());
-        }
-        EnvironmentSettings.Builder builder = EnvironmentSettings.newInstance().withConfiguration(configuration);
-        EnvironmentSettings settings = batch ? builder.inBatchMode().build() : builder.inStreamingMode().build();
-        this.tEnv = (TableEnvironmentInternal) TableEnvironment.create(settings);
+    Session(Environment environment, Set<String> forcedStandIns) {
+        this.environment = environment;
+        this.tEnv = environment.tEnv;
         this.forcedStandIns = forcedStandIns;
         this.functions = new StandInFunctions(tEnv, this::userClassLoader);
         this.catalogs = new StandInCatalogs(tEnv, this::userClassLoader);
     }
 
+    Environment environment() {
+        return environment;
+    }
+
+    /** Whether Environment.reset undoes everything this job's statements did (see Environment). */
+    boolean reusable() {
+        return reusable;
+    }
+
     /** How the script uses a function it may not have (see StandInFunctions). */
-    public void hintFunction(String name, String kind, String type, List<String> fields) {
+    void hintFunction(String name, String kind, String type, List<String> fields) {
         functions.hint(name, kind, type, fields);
     }
 
     /**
-     * What was stood in so far, as JSON: functions whose implementation is missing. (Tables whose
-     * connector is missing are the stand-in connector's everyday work and the output names their
-     * real connector, so they are not listed.)
+     * What was stood in so far: functions whose implementation is missing, catalogs whose type is.
+     * (Tables whose connector is missing are the stand-in connector's everyday work and the
+     * output names their real connector, so they are not listed.)
      */
-    public String standIns() {
+    List<Object> standInList() {
         List<Object> all = new ArrayList<>(functions.used());
         all.addAll(catalogs.used());
-        return Json.write(all);
+        return all;
     }
 
     /**
      * Before an INSERT into an undeclared table of a stand-in catalog: the table gets the columns
      * of the query feeding it (`columns`: the INSERT's column list, or null).
      */
-    public void prepareInsert(String target, List<String> columns, String query) throws Exception {
+    void prepareInsert(String target, List<String> columns, String query) throws Exception {
         catalogs.prepareInsert(target, columns, query);
     }
 
     /** The schema a rules file gives a table of a catalog that may be stood in ("cat.db.t"). */
-    public void declareSchema(String table, List<String> names, List<String> types) {
+    void declareSchema(String table, List<String> names, List<String> types) {
         catalogs.declare(table, names, types);
     }
 
@@ -113,7 +116,7 @@ public final class Session {
      * Runs one statement the way a job submission would, except that queries, EXPLAIN and SHOW
      * are not executed and sinks are collected instead of submitted. Returns what it was.
      */
-    public String execute(String statement) throws Exception {
+    String execute(String statement) throws Exception {
         // Undeclared tables of stand-in catalogs learn the columns the statement reads.
         List<Operation> operations = catalogs.learning(statement, () -> {
             List<Operation> parsed = tEnv.getParser().parse(statement);
@@ -127,46 +130,15 @@ public final class Session {
         return kind;
     }
 
-    /**
-     * Runs the statements in order, in one call (a py4j round trip per statement costs as much
-     * as a small statement). Returns JSON {"kinds": [..], "sinks": [statement index per sink],
-     * "failed": index | null}; the failing statement's error is kept for {@link #failure()}.
-     */
-    public String executeAll(List<String> statements) {
-        List<Object> kinds = new ArrayList<>();
-        List<Object> sinkStatements = new ArrayList<>();
-        Integer failed = null;
-        for (int index = 0; index < statements.size(); index++) {
-            int before = sinks.size();
-            try {
-                kinds.add(execute(statements.get(index)));
-            } catch (Throwable error) {
-                failure = error;
-                failed = index;
-                break;
-            }
-            for (int i = before; i < sinks.size(); i++) {
-                sinkStatements.add(index);
-            }
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("kinds", kinds);
-        out.put("sinks", sinkStatements);
-        out.put("failed", failed);
-        return Json.write(out);
-    }
-
-    /** The error of the statement executeAll stopped at. */
-    public Throwable failure() {
-        return failure;
-    }
-
     private String apply(Operation operation) throws Exception {
         String type = operation.getClass().getSimpleName();
         if (operation instanceof SetOperation) {
             SetOperation set = (SetOperation) operation;
             if (set.getKey().isPresent() && set.getValue().isPresent()) {
                 tEnv.getConfig().set(set.getKey().get(), set.getValue().get());
+                // compilePlan copies the options into the executor's configuration too, where
+                // no reset reaches: the next job gets a new environment.
+                reusable = false;
             }
             return "set";
         }
@@ -175,6 +147,7 @@ public final class Session {
             if (key.isPresent()) {
                 tEnv.getConfig().getConfiguration().removeKey(key.get());
             }
+            reusable = false;
             return "reset";
         }
         if (operation instanceof StatementSetOperation) {
@@ -213,16 +186,33 @@ public final class Session {
             return "skipped";
         }
         if (catalogs.intercept(operation)) {
+            reusable = false;
             return "catalog";
         }
         if (functions.intercept(operation)) {
+            reusable = false;
             return "function-stand-in";
         }
         if (type.equals("AddJarOperation") || type.contains("Function")) {
             jarsAdded = true;
         }
+        if (!type.equals("CreateViewOperation") || !viewInDefaultNamespace(operation)) {
+            reusable = false; // catalogs, databases, functions, jars, USE, ALTER...: a new environment next
+        }
         tEnv.executeInternal(operation);
         return "ddl";
+    }
+
+    private boolean inDefaultNamespace(ObjectIdentifier id) {
+        return environment.isDefaultNamespace(id.getCatalogName(), id.getDatabaseName());
+    }
+
+    private boolean viewInDefaultNamespace(Operation view) {
+        try {
+            return inDefaultNamespace((ObjectIdentifier) call(view, "getViewIdentifier"));
+        } catch (ReflectiveOperationException | ClassCastException e) {
+            return false; // unknown: not reused
+        }
     }
 
     private void dropQuietly(ObjectIdentifier id) {
@@ -232,6 +222,9 @@ public final class Session {
     /** Creates the table, through the stand-in when its connector cannot be planned for real. */
     private void createTable(CreateTableOperation create) throws Exception {
         ObjectIdentifier id = create.getTableIdentifier();
+        if (!inDefaultNamespace(id)) {
+            reusable = false;
+        }
         CatalogBaseTable table = create.getCatalogTable();
         Map<String, String> options = new HashMap<>(table.getOptions());
         String connector = options.get(FactoryUtil.CONNECTOR.key());
@@ -336,48 +329,34 @@ public final class Session {
     }
 
     /** The number of sinks collected so far. */
-    public int sinkCount() {
+    int sinkCount() {
         return sinks.size();
     }
 
     /** Compiles every collected sink into one CompiledPlan, as the job would run. */
-    public String compile() {
+    String compile() {
         return tEnv.compilePlan(sinks).asJsonString();
     }
 
     /** Compiles one collected sink alone: used to find which statement a failure belongs to. */
-    public String compileOne(int index) {
+    String compileOne(int index) {
         List<ModifyOperation> one = new ArrayList<>();
         one.add(sinks.get(index));
         return tEnv.compilePlan(one).asJsonString();
     }
 
-    /** {@link #describeTable} of several tables in one call: a JSON object by identifier. */
-    public String describeTables(List<String> serializedIdentifiers) {
-        StringBuilder out = new StringBuilder("{");
-        for (String identifier : serializedIdentifiers) {
-            String described = describeTable(identifier);
-            if (!described.equals("null")) {
-                if (out.length() > 1) {
-                    out.append(',');
-                }
-                out.append(Json.write(identifier)).append(':').append(described);
-            }
-        }
-        return out.append('}').toString();
-    }
-
     /**
-     * What the catalog knows of a table, as JSON: the options the user wrote (connector restored),
-     * whether it is temporary, and its columns. Temporary tables carry no options in the plan.
+     * What the catalog knows of a table (null: nothing): its identifier, the options the user wrote
+     * (connector restored), whether it is temporary, and its columns. Temporary tables carry no
+     * options in the plan.
      */
-    public String describeTable(String serializedIdentifier) {
+    Map<String, Object> describe(String serializedIdentifier) {
         // Flink's own parser reads the plan's quoted identifier, so escaping rules stay Flink's.
         ObjectIdentifier id = tEnv.getCatalogManager()
                 .qualifyIdentifier(tEnv.getParser().parseIdentifier(serializedIdentifier));
         Optional<ContextResolvedTable> found = tEnv.getCatalogManager().getTable(id);
         if (!found.isPresent()) {
-            return "null";
+            return null;
         }
         ContextResolvedTable table = found.get();
         Map<String, Object> out = new LinkedHashMap<>();
@@ -410,7 +389,7 @@ public final class Session {
             columns.add(c);
         }
         out.put("columns", columns);
-        return Json.write(out);
+        return out;
     }
 
     private static Object call(Object target, String method) throws ReflectiveOperationException {

@@ -1,0 +1,341 @@
+package io.planlineage.standin;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The compile server's jobs, each in one call from Python: the request's JSON in, the answer's
+ * JSON out (see compile_server.py for both shapes). A py4j round trip costs about as much as
+ * parsing a small statement, and a job driven call by call from Python took some twenty of them;
+ * the plan's JSON text is spliced into the answer as Flink wrote it, never re-encoded.
+ *
+ * <p>Every job runs in its own {@link Session} on a TableEnvironment that is new or was reset
+ * to be as fresh as a new one ({@link Environment}), so nothing a job declares, sets or loads is
+ * visible to the next. Between jobs {@link #prepare} readies the next job's environment, while the
+ * caller reads the last answer.
+ */
+public final class Jobs {
+
+    private String spareKey;
+    private Environment spare;
+    /** The last job's session: its environment is reused when reset leaves it as fresh. */
+    private Session last;
+    /** Whether the current job runs on an environment a previous job left (and reset). */
+    private boolean reused;
+    private boolean spareReused;
+
+    /**
+     * Readies the environment of the next job, between jobs: the last job's, reset, when it
+     * allows that (see Environment), else a new one with the settings of the last request (most
+     * jobs of a caller share theirs). Failures are left for the next job to meet and report.
+     */
+    public void prepare(String requestJson) {
+        Session done = last;
+        last = null;
+        spare = null;
+        try {
+            Map<String, Object> request = map(Json.read(requestJson));
+            Environment environment = null;
+            if (done != null && done.reusable() && done.environment().reset()) {
+                environment = done.environment();
+            }
+            spareReused = environment != null;
+            spare = environment != null ? environment : newEnvironment(request);
+            spareKey = sessionKey(request);
+        } catch (Throwable error) {
+            spare = null;
+        }
+    }
+
+    /**
+     * The answer line to one request line: "id" first (the caller finds its answer by that
+     * prefix), the plan spliced in as Flink wrote it, and where the time went: the whole job here
+     * ("server_ms"), compilePlan alone ("compile_ms") and the statements that declare the sinks
+     * ("sink_sql_ms": the INSERTs parsed and validated; with compile_ms, what compilePlanSql costs).
+     */
+    public String answer(String requestJson) {
+        long started = System.nanoTime();
+        Object id = null;
+        Map<String, Object> answer = new LinkedHashMap<>();
+        Result result = null;
+        try {
+            Map<String, Object> request = map(Json.read(requestJson));
+            id = request.get("id");
+            Session session;
+            try {
+                session = sessionFor(request);
+            } catch (Throwable error) { // the JVM refused the environment itself
+                session = null;
+                answer.put("ok", false);
+                answer.put("error", error(null, reason(error)));
+            }
+            if (session != null) {
+                result = run(session, request);
+                answer.putAll(result.answer);
+                answer.put("reused_environment", reused);
+            }
+        } catch (Throwable error) { // an unreadable request, or the JVM out of memory
+            answer.clear();
+            answer.put("ok", false);
+            answer.put("error", error(null, reason(error)));
+            result = null;
+        }
+        if (!Boolean.TRUE.equals(answer.get("ok"))) {
+            last = null; // a failed job's environment is not worth the doubt: a new one next
+        }
+        StringBuilder out = new StringBuilder("{\"id\": ").append(Json.write(id)).append(", ");
+        String body = Json.write(answer);
+        out.append(body, 1, body.length() - 1);
+        if (result != null && Boolean.TRUE.equals(answer.get("ok"))) {
+            // Flink's JSON has line breaks between tokens only: spaces keep the answer one line.
+            String plan = result.plan;
+            out.append(",\"plan\":").append(plan == null ? "null" : plan.replace('\n', ' ').replace('\r', ' '));
+        }
+        out.append(",\"timings\":{\"compile_ms\":").append(millis(result == null ? 0 : result.compileNanos));
+        out.append(",\"sink_sql_ms\":").append(millis(result == null ? 0 : result.sinkStatementNanos));
+        out.append(",\"server_ms\":").append(millis(System.nanoTime() - started)).append("}}");
+        return out.toString();
+    }
+
+    private static double millis(long nanos) {
+        return Math.round(nanos / 1e4) / 100.0;
+    }
+
+    private static final class Result {
+        final Map<String, Object> answer = new LinkedHashMap<>();
+        String plan;
+        long compileNanos;
+        /** The statements that declare the job's sinks (INSERT, STATEMENT SET, CTAS): parsed, validated. */
+        long sinkStatementNanos;
+
+        Result fail(Object statement, String message, Session session) {
+            answer.put("ok", false);
+            answer.put("error", error(statement, message));
+            answer.put("stand_ins", standIns(session));
+            return this;
+        }
+    }
+
+    private Session sessionFor(Map<String, Object> request) {
+        Environment environment = spare;
+        String key = spareKey;
+        spare = null;
+        spareKey = null;
+        reused = environment != null && spareReused && sessionKey(request).equals(key);
+        if (environment == null || !sessionKey(request).equals(key)) {
+            environment = newEnvironment(request);
+        }
+        last = new Session(environment, new HashSet<>(strings(request.get("forced_stand_ins"))));
+        return last;
+    }
+
+    private static Result run(Session session, Map<String, Object> request) {
+        Result result = new Result();
+        try {
+            for (Map.Entry<String, Object> hint : map(request.get("function_hints")).entrySet()) {
+                Map<String, Object> usage = map(hint.getValue());
+                Object kind = usage.get("kind");
+                Object type = usage.get("type");
+                session.hintFunction(hint.getKey(), kind == null ? "scalar" : kind.toString(),
+                        type == null ? null : type.toString(), strings(usage.get("fields")));
+            }
+            for (Map.Entry<String, Object> table : map(request.get("table_schemas")).entrySet()) {
+                List<String> names = new ArrayList<>();
+                List<String> types = new ArrayList<>();
+                for (Map.Entry<String, Object> column : map(table.getValue()).entrySet()) {
+                    names.add(column.getKey());
+                    types.add(String.valueOf(column.getValue()));
+                }
+                session.declareSchema(table.getKey(), names, types);
+            }
+        } catch (Throwable error) {
+            result.answer.put("ok", false);
+            result.answer.put("error", error(null, reason(error)));
+            return result;
+        }
+        for (String jar : strings(request.get("jars"))) {
+            try {
+                session.execute("ADD JAR '" + jar.replace("'", "''") + "'");
+            } catch (Throwable error) {
+                Map<String, Object> failure = new LinkedHashMap<>();
+                failure.put("statement", null);
+                failure.put("jar", jar);
+                failure.put("message", reason(error));
+                result.answer.put("ok", false);
+                result.answer.put("error", failure);
+                return result;
+            }
+        }
+
+        List<Object> kinds = new ArrayList<>();
+        List<Integer> sinkStatement = new ArrayList<>(); // which statement each collected sink came from
+        List<Object> statements = list(request.get("statements"));
+        for (int index = 0; index < statements.size(); index++) {
+            Map<String, Object> statement = map(statements.get(index));
+            int before = session.sinkCount();
+            // Stand-in catalogs: each INSERT's target is prepared right before its statement runs.
+            for (Object item : list(statement.get("inserts"))) {
+                Map<String, Object> insert = map(item);
+                List<String> columns = insert.get("columns") == null || list(insert.get("columns")).isEmpty()
+                        ? null : strings(insert.get("columns"));
+                try {
+                    session.prepareInsert(String.valueOf(insert.get("target")), columns,
+                            String.valueOf(insert.get("query")));
+                } catch (Throwable ignored) {
+                    // the INSERT itself then reports what is wrong
+                }
+            }
+            long started = System.nanoTime();
+            try {
+                kinds.add(session.execute(String.valueOf(statement.get("sql"))));
+            } catch (Throwable error) {
+                return result.fail(index, reason(error), session);
+            }
+            long took = System.nanoTime() - started;
+            if (session.sinkCount() > before) {
+                result.sinkStatementNanos += took;
+            }
+            for (int i = before; i < session.sinkCount(); i++) {
+                sinkStatement.add(index);
+            }
+        }
+
+        Map<String, Object> tables = new LinkedHashMap<>();
+        if (!sinkStatement.isEmpty()) {
+            try {
+                long started = System.nanoTime();
+                result.plan = session.compile();
+                result.compileNanos = System.nanoTime() - started;
+            } catch (Throwable error) {
+                return result.fail(blame(session, sinkStatement), reason(error), session);
+            }
+            for (String identifier : tableIdentifiers(Json.read(result.plan))) {
+                Map<String, Object> described = session.describe(identifier);
+                if (described != null) {
+                    tables.put((String) described.remove("identifier"), described);
+                }
+            }
+        }
+        result.answer.put("ok", true);
+        result.answer.put("tables", tables);
+        result.answer.put("kinds", kinds);
+        result.answer.put("stand_ins", session.standInList());
+        return result;
+    }
+
+    /** The first statement whose sink fails on its own (compiling alone is the only way to ask). */
+    private static Integer blame(Session session, List<Integer> sinkStatement) {
+        for (int position = 0; position < sinkStatement.size(); position++) {
+            try {
+                session.compileOne(position);
+            } catch (Throwable error) {
+                return sinkStatement.get(position);
+            }
+        }
+        return null;
+    }
+
+    /** Every table a plan names (as the plan quotes it), wherever a node embeds it. */
+    static List<String> tableIdentifiers(Object plan) {
+        List<String> found = new ArrayList<>();
+        visit(plan, null, found);
+        return found;
+    }
+
+    private static void visit(Object value, String key, List<String> found) {
+        if (value instanceof Map) {
+            Map<?, ?> node = (Map<?, ?>) value;
+            Object identifier = node.get("identifier");
+            if ("table".equals(key) && identifier instanceof String) {
+                if (!found.contains(identifier)) {
+                    found.add((String) identifier);
+                }
+                return;
+            }
+            for (Map.Entry<?, ?> child : node.entrySet()) {
+                visit(child.getValue(), String.valueOf(child.getKey()), found);
+            }
+        } else if (value instanceof List) {
+            for (Object item : (List<?>) value) {
+                visit(item, key, found);
+            }
+        }
+    }
+
+    private static List<Object> standIns(Session session) {
+        try {
+            return session.standInList();
+        } catch (Throwable error) { // the failure itself is what gets reported
+            return new ArrayList<>();
+        }
+    }
+
+    private static Environment newEnvironment(Map<String, Object> request) {
+        Map<String, String> config = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> entry : map(request.get("config")).entrySet()) {
+            config.put(entry.getKey(), String.valueOf(entry.getValue()));
+        }
+        return Environment.create(Boolean.TRUE.equals(request.get("batch")), config);
+    }
+
+    /** Jobs with equal keys get equal environments. */
+    private static String sessionKey(Map<String, Object> request) {
+        return Boolean.TRUE.equals(request.get("batch")) + "|" + new TreeMap<>(map(request.get("config")))
+                + "|" + strings(request.get("forced_stand_ins"));
+    }
+
+    private static Map<String, Object> error(Object statement, String message) {
+        Map<String, Object> error = new LinkedHashMap<>();
+        error.put("statement", statement);
+        error.put("message", message);
+        return error;
+    }
+
+    /**
+     * Flink's own reason, without the Java stack: the top message (which names the failing
+     * statement's problem) and, when it does not already say it, the innermost cause's.
+     */
+    static String reason(Throwable error) {
+        List<String[]> messages = new ArrayList<>();
+        Throwable cause = error;
+        for (int seen = 0; cause != null && seen < 30; seen++) {
+            messages.add(new String[] {cause.getClass().getName(), cause.getMessage()});
+            Throwable next = cause.getCause();
+            cause = next == null || next == cause ? null : next;
+        }
+        String first = messages.get(0)[1];
+        String top = first != null && !first.isEmpty() ? first : messages.get(0)[0];
+        String innerName = messages.get(messages.size() - 1)[0];
+        String inner = messages.get(messages.size() - 1)[1];
+        boolean hasInner = inner != null && !inner.isEmpty();
+        if (messages.size() > 1 && hasInner && !top.contains(inner)) {
+            return top.strip() + " Caused by: " + innerName + ": " + inner.strip();
+        }
+        if (messages.size() > 1 && !hasInner) {
+            return top.strip() + " Caused by: " + innerName;
+        }
+        return top.strip();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object value) {
+        return value instanceof Map ? (Map<String, Object>) value : new LinkedHashMap<>();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Object> list(Object value) {
+        return value instanceof List ? (List<Object>) value : new ArrayList<>();
+    }
+
+    private static List<String> strings(Object value) {
+        List<String> out = new ArrayList<>();
+        for (Object item : list(value)) {
+            out.add(String.valueOf(item));
+        }
+        return out;
+    }
+}
