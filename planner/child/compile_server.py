@@ -23,10 +23,13 @@ floor a warm planner can approach; "server_ms" the whole job inside the JVM.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import os
 import shutil
 import sys
+import tempfile
+import zipfile
 
 #: The JVM's main class, and what its command line says it is (`ps`, and the lifecycle's check
 #: that a recorded process group is still one of its planners).
@@ -37,15 +40,57 @@ ROLE = "-Dplanlineage.role=compile_server"
 QUIET_STDOUT = ["-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:+DisplayVMOutputToStderr"]
 
 
+#: Flink's planner ships inside this jar, extracted at every JVM start and loaded by a class
+#: loader of its own, which a class-data archive cannot hold.
+PLANNER_LOADER = "flink-table-planner-loader-"
+PLANNER_JAR = "flink-table-planner.jar"
+
+
+def classpath(lib: str, stand_in: str) -> list[str]:
+    """The version's jars, the planner itself in place of its loader (when it can be had), and the
+    stand-in connector.
+
+    Flink supports either (its distribution's opt/ holds the planner for lib/); on the class path
+    the planner's classes go into the class-data archive recorded at provisioning, which cut the
+    CPU of a JVM's start and first compile by about a third (1.20, measured), and no JVM has to
+    unpack 40 MB first. The planner is taken out of the loader once, next to the stand-in jar.
+    """
+    jars = sorted(glob.glob(os.path.join(lib, "*.jar")))
+    loaders = [jar for jar in jars if os.path.basename(jar).startswith(PLANNER_LOADER)]
+    planner = _planner_jar(loaders[0], os.path.join(os.path.dirname(stand_in), PLANNER_JAR)) if loaders else None
+    if planner:
+        jars = [planner if jar == loaders[0] else jar for jar in jars]
+    return jars + [stand_in]
+
+
+def _planner_jar(loader: str, target: str) -> str | None:
+    """The planner jar taken out of the loader (once; atomically, as JVMs may start side by side);
+    None when it cannot be (the loader then serves as Flink ships it)."""
+    if os.path.isfile(target):
+        return target
+    partial = None
+    try:
+        with zipfile.ZipFile(loader) as archive, archive.open(PLANNER_JAR) as source:
+            handle, partial = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".partial")
+            with os.fdopen(handle, "wb") as out:
+                shutil.copyfileobj(source, out, 1 << 20)
+        os.replace(partial, target)
+    except (OSError, KeyError, zipfile.BadZipFile):
+        if partial:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+        return None
+    return target
+
+
 def command(java: str, lib: str, stand_in: str, java_options: list[str], prepare_next: bool) -> list[str]:
-    classpath = sorted(glob.glob(os.path.join(lib, "*.jar"))) + [stand_in]
     return [
         java,
         *QUIET_STDOUT,
         *java_options,
         ROLE,
         "-cp",
-        os.pathsep.join(classpath),
+        os.pathsep.join(classpath(lib, stand_in)),
         MAIN_CLASS,
         *(["--prepare-next"] if prepare_next else []),
     ]
