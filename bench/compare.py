@@ -6,10 +6,12 @@
 On the generated corpus of bench/corpus.py (realistic Flink SQL jobs with their expected table
 lineage) it measures, per tool: how many scripts it got right (every sink paired with exactly its
 input tables, by short table name), the time for the whole corpus from cold (a fresh process:
-interpreter, imports and, for planlineage, the JVM starts; `extract DIR --jobs N`) and warm
-(already imported; for planlineage the running warm worker), and the per-job p50/p95. For
-planlineage also the ratio of a warm job to the bare `compilePlan` of the same job in the same
-JVM (the floor), and one script through the command line, warm, against sqllineage's CLI.
+interpreter, imports and, for planlineage, the JVM starts; `extract DIR --jobs N`), `--cold-runs`
+times with the tools interleaved (median and range), and warm (already imported; for planlineage
+the running warm worker), and the per-job p50/p95. For planlineage also the ratio of a warm job to
+the bare compile of the same job in the same JVM, as the JVM timed it (paired runs per job), and
+one script through the command line, warm, against sqllineage's CLI. It ends with the three
+figures issue 16's "done when" names.
 
 How the static tools are asked (the most favourable reading we found, the same for both):
 statement-set wrappers (`EXECUTE STATEMENT SET BEGIN`, `BEGIN STATEMENT SET;`, `END;`) are
