@@ -1,7 +1,7 @@
 """Warm planners: one long-lived compile server per Flink version, reached over a local socket.
 
 A cold compile pays for a JVM start and the planner's first compile (seconds); a warm JVM
-compiles the next job in a fresh TableEnvironment in a fraction of a second. A warm planner is a
+compiles the next job in a TableEnvironment of its own in a fraction of a second. A warm planner is a
 small daemon that keeps one `Planner` per Flink version and serves compile requests on a Unix
 socket that only its user can open (a 0700 folder, a 0600 socket). Callers that find none
 fall back to a cold child, so a missing or dead warm planner costs time, never a result.
