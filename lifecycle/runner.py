@@ -95,7 +95,7 @@ def start(store: Store, job: dict[str, Any]) -> None:
     ``job``: ``app_id``, ``run_id`` (from :func:`runs.record_pending_submission`), ``job_name``,
     ``flink_version`` (None: the default), ``jars`` (absolute paths), ``sql`` (raw), ``error``
     (a reason not to compile: the run is then abandoned with it), ``engine`` (``flink`` or
-    ``spark``, with ``spark_version``).
+    ``spark``, with ``spark_version`` and ``spark_conf``: the conf keys that name tables).
     """
     from planlineage.home import make_private_dir
     from planlineage.lifecycle import service_start
@@ -229,6 +229,7 @@ def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float 
                         sql,
                         spark_version=job.get("spark_version"),
                         identity=_identity(settings),
+                        conf=job.get("spark_conf") or {},
                         timeout=timeout or job_timeout(),
                     )
                 else:

@@ -80,6 +80,8 @@ def check(target: Target, settings: Settings, options: Options) -> Report:
             return report
         watcher = Watcher(target, settings.store, settings, options, say=lambda _line: None)
         watcher.schema = schema
+        watcher.source = source  # this connection: the watcher's own is never opened here
+        watcher.load_spark_envs(schema)  # the envs' spark-defaults say which Spark apps the listener covers
         watcher.streampark_reports = bool(
             (reads.settings(source, schema).get("lineage.gravitino.address") or "").strip()
         )

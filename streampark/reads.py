@@ -156,6 +156,14 @@ def flink_env(source: Source, version_id: int | None) -> tuple[str | None, str |
     return version, home
 
 
+def spark_envs(source: Source, schema: Schema) -> list[dict[str, Any]]:
+    """Every ``t_spark_env`` row (``id``, ``version``, ``spark_conf`` deflated, ``is_default``)."""
+    if not schema.has("t_spark_env", "version"):
+        return []
+    conf = "spark_conf" if schema.has("t_spark_env", "spark_conf") else "NULL"
+    return source.rows(f"SELECT id, version, {conf} AS spark_conf, is_default FROM t_spark_env ORDER BY id")
+
+
 def flink_version(source: Source, version_id: int | None) -> str | None:
     """``t_flink_env.version`` of the app's environment (NULL: the default environment)."""
     return flink_env(source, version_id)[0]

@@ -66,6 +66,8 @@ ALIVE = {
 
 #: Operation-log codes (Flink ``OperationEnum`` / 2.1.x ``Operation``; Spark ``SparkOperationEnum``).
 OPERATION_START = 1
+#: ``SparkOperationEnum.CANCEL``: the row the console writes once a stop of a Spark app succeeded.
+SPARK_OPERATION_STOP = 2
 
 #: ``t_app_log.job_type`` (``EngineTypeEnum``); ``t_flink_log`` has no such column (Flink only).
 LOG_ENGINES = {1: FLINK, 2: SPARK}

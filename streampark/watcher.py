@@ -23,7 +23,6 @@ starts of one app between two polls make one run: the earlier ones ended unseen.
 
 from __future__ import annotations
 
-import re
 import signal
 import threading
 import time
@@ -34,10 +33,8 @@ from planlineage.emitter import outbox
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
 from planlineage.emitter.store import Store, StoreError
 from planlineage.lifecycle import compile_service, delivery, runner, runs
-from planlineage.planner.cluster_jars import FlinkHomeError, cluster_jars
 from planlineage.settings import Settings
-from planlineage.streampark import DEFAULT_LOST_GRACE, ledger, reads, spark
-from planlineage.streampark import jars as job_jars
+from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, ledger, reads, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source, SourceError
 from planlineage.streampark.ledger import Snap
@@ -49,6 +46,7 @@ from planlineage.streampark.states import (
     KUBERNETES_MODES,
     OPERATION_START,
     SPARK,
+    SPARK_OPERATION_STOP,
     SQL_JOB_TYPE,
     state_name,
 )
@@ -56,7 +54,6 @@ from planlineage.streampark.url import Target
 
 POLL_FLUSH_SECONDS = 3.0
 NO_LOG = -1  # the cursor while the operation log is not readable
-_MINOR = re.compile(r"^(\d+\.\d+)")
 
 
 @dataclass
@@ -102,6 +99,8 @@ class Watcher:
         self.key = self.target.key()
         self.selected = selection(self.options.apps)
         self.streampark_reports = False
+        self.spark_envs: dict[int | None, spark.Env] = {}  # t_spark_env by id; None: the default one
+        self._stops: set[str] = set()  # Spark apps with a successful stop in this poll's log rows
         self._said: set[str] = set()
 
     # -- output -----------------------------------------------------------------------------
@@ -127,6 +126,15 @@ class Watcher:
         """Why ``app`` is not reported, or None when it is."""
         if app.engine == FLINK and app.job_type != SQL_JOB_TYPE:
             return "not a Flink SQL job"
+        if app.engine == SPARK and app.job_type != SQL_JOB_TYPE:
+            return (
+                "a Spark JAR/PySpark app: its lineage can only come from the OpenLineage Spark listener "
+                "inside it (planlineage spark-conf adds it), never from this watcher"
+            )
+        if app.engine == SPARK:
+            listener = spark.listener_reason(app.app_properties, self.spark_env(app).conf)
+            if listener is not None:
+                return f"its lineage comes from the OpenLineage Spark listener ({listener}): not reported twice"
         if app.lineage_enable is not None:
             if not app.lineage_enable:
                 return "lineage_enable is off in StreamPark"
@@ -136,9 +144,14 @@ class Watcher:
             return "not listed in --apps"
         if self._covered_by_streampark(app):
             return "StreamPark reports its lineage itself (lineage.gravitino.address is set)"
-        if app.engine == SPARK and spark.lineage_source(app) is None:
-            return "a Spark app without the OpenLineage Spark listener (planlineage has no Spark lineage of its own)"
         return None
+
+    def spark_env(self, app: App) -> spark.Env:
+        """The app's ``t_spark_env`` (``getByIdOrDefault``: no version_id is the default env)."""
+        return self.spark_envs.get(app.version_id) or spark.Env(None, {})
+
+    def load_spark_envs(self, schema: Schema) -> None:
+        self.spark_envs = compile_inputs.spark_envs(self.source, schema, self.options.charset, self.once)
 
     # -- one poll ---------------------------------------------------------------------------
 
@@ -161,6 +174,7 @@ class Watcher:
                 "StreamPark reports lineage itself (its lineage.gravitino.address is set): the apps it covers "
                 "(lineage_enable, outside Kubernetes modes) are skipped here",
             )
+        self.load_spark_envs(schema)
         cursor, snaps = ledger.load(self.store, self.key)
         first = cursor is None
         log_ok = self._log_readable(schema)
@@ -181,6 +195,7 @@ class Watcher:
         for row in rows:
             if row.option == OPERATION_START and row.success:
                 started[row.key] = row.id
+        self._stops = {r.key for r in rows if r.engine == SPARK and r.option == SPARK_OPERATION_STOP and r.success}
         for app in apps:
             prev = snaps.get(app.key)
             snap = Snap(app.state, app.job_id)
@@ -195,11 +210,10 @@ class Watcher:
                         self.once(f"excluded:{app.key}:{reason}", f"{app.key} {app.job_name}: not reported: {reason}")
                 if prev is not None and self._open_run(app):
                     self._follow(app, prev, snap, app.key in started, now)
+                elif app.engine == SPARK and prev is not None and prev.state != app.state:
+                    self.verbose(f"{app.key} {app.job_name}: {state_name(SPARK, app.state)} (not reported: {reason})")
                 continue
-            if app.engine == SPARK:
-                self._spark(app, prev)
-                continue
-            self._flink(app, prev, snap, first, started.get(app.key), log_ok, now)
+            self._app(app, prev, snap, first, started.get(app.key), log_ok, now)
         newest = max([r.id for r in rows], default=cursor)
         ledger.save(self.store, self.key, newest, fresh)
         if skipped:
@@ -220,12 +234,11 @@ class Watcher:
         )
         return False
 
-    def _flink(
-        self, app: App, prev: Snap | None, snap: Snap, first: bool, logged: int | None, log_ok: bool, now: float
-    ):
-        name = state_name(FLINK, app.state)
+    def _app(self, app: App, prev: Snap | None, snap: Snap, first: bool, logged: int | None, log_ok: bool, now: float):
+        """One selected SQL app, Flink or Spark: the same starts, restarts and state reports."""
+        name = state_name(app.engine, app.state)
         if first:
-            if name in ALIVE[FLINK] and self._start(app, snap, "adopted"):
+            if name in ALIVE[app.engine] and self._start(app, snap, "adopted"):
                 self._report(app, name)
             return
         start = logged is not None
@@ -244,7 +257,7 @@ class Watcher:
     def _state(self, app: App, prev: Snap | None, snap: Snap, now: float, force: bool = False) -> None:
         """Report the app's state if it changed (``force``: right after a start); LOST only once it
         has lasted the grace period, so a job that comes back keeps its open run."""
-        name = state_name(app.engine, app.state)
+        name = self._platform_state(app, prev)
         if name == "LOST":
             snap.lost_since = snap.lost_since if snap.lost_since is not None else now
             if not snap.lost_sent and now - snap.lost_since >= self.options.lost_grace:
@@ -258,6 +271,15 @@ class Watcher:
         if force or prev is None or prev.state != app.state:
             self._report(app, name)
 
+    def _platform_state(self, app: App, prev: Snap | None) -> str:
+        """The state name the lifecycle is told.  Spark has no CANCELED: a stop from the console
+        is STOPPING, a CANCEL row in the log, then KILLED (``doStopped`` / YARN).  A KILLED that
+        follows a stop is told as CANCELED, so it ends the run with ABORT as a Flink cancel does;
+        any other KILLED is a failure."""
+        name = state_name(app.engine, app.state)
+        stopped = app.key in self._stops or (prev is not None and state_name(SPARK, prev.state) == "STOPPING")
+        return "CANCELED" if app.engine == SPARK and name == "KILLED" and stopped else name
+
     def _open_run(self, app: App) -> bool:
         current = runs.current_run(self.store, app.key)
         return current is not None and current.last_event not in TERMINAL_EVENT_TYPES
@@ -268,22 +290,16 @@ class Watcher:
         of it closes the run (ABORT) and is not taken."""
         if logged or (app.job_id and prev.job_id and app.job_id != prev.job_id):
             self._close_previous(app)
-        elif prev.state != app.state or state_name(FLINK, app.state) == "LOST":
+        elif prev.state != app.state or state_name(app.engine, app.state) == "LOST":
             self._state(app, prev, snap, now)
-
-    def _spark(self, app: App, prev: Snap | None) -> None:
-        if prev is not None and prev.state != app.state:
-            self.say(
-                f"{app.key} {app.job_name}: {state_name(SPARK, app.state)} "
-                "(its lineage comes from the OpenLineage Spark listener; nothing sent here)"
-            )
 
     def _report(self, app: App, name: str) -> None:
         event = runs.record_state(self.store, app.key, name)
+        shown = "KILLED after a stop" if name == "CANCELED" and app.engine == SPARK else name
         if event is not None:
-            self.say(f"{app.key} {app.job_name}: {name} -> {event}")
+            self.say(f"{app.key} {app.job_name}: {shown} -> {event}")
         else:
-            self.verbose(f"{app.key} {app.job_name}: {name} (no event)")
+            self.verbose(f"{app.key} {app.job_name}: {shown} (no event)")
 
     def _close_previous(self, app: App) -> None:
         current = runs.current_run(self.store, app.key)
@@ -291,24 +307,6 @@ class Watcher:
             event = runs.record_state(self.store, app.key, "CANCELED")
             if event is not None:
                 self.say(f"{app.key} {app.job_name}: previous run never ended, closed -> {event}")
-
-    def _cluster_jars(self, flink_home: str | None) -> list[str]:
-        """The jars of the console's Flink (``t_flink_env.flink_home``: lib/ and opt/ connectors,
-        minus Flink's own), after the app's own ones: connectors dropped into the cluster's lib/
-        are recorded nowhere else. The folder is the console host's; where this watcher cannot
-        read it, jobs compile without them (said once with --verbose)."""
-        if not flink_home:
-            return []
-        try:
-            return cluster_jars(flink_home)
-        except FlinkHomeError:
-            if self.options.verbose:
-                self.once(
-                    f"flink_home:{flink_home}",
-                    f"t_flink_env.flink_home {flink_home} is not readable here: "
-                    "jobs of that environment compile without the cluster's own jars",
-                )
-            return []
 
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
@@ -324,33 +322,26 @@ class Watcher:
             self.say(f"{app.key} {app.job_name}: not reported: {error}")
             return False
         text = stored_text.replace_variables(text, reads.variables(self.source, self.schema, app.team_id)) or ""
-        version, flink_home = reads.flink_env(self.source, app.version_id)
-        minor = _MINOR.match(version or "")
-        found = job_jars.resolve(self.source, self.schema, app, row, self.options.workspace)
-        for warning in found.warnings:
-            self.once(f"jar:{app.key}:{warning}", f"{app.key} {app.job_name}: {warning} (compiled without it)")
-        jars = [*found.paths, *self._cluster_jars(flink_home)]
+        if app.engine == SPARK:
+            compile_with = compile_inputs.spark_job(app, self.spark_env(app), self.once)
+        else:
+            compile_with = compile_inputs.flink_job(self.source, self.schema, app, row, self.options, self.once)
+        if compile_with is None:
+            return False
+        fields, label = compile_with
         run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings)
         if run_id is None:
             return False
         runner.start(
             self.store,
-            {
-                "app_id": app.key,
-                "run_id": run_id,
-                "job_name": app.job_name,
-                "flink_version": minor.group(1) if minor else None,
-                "jars": jars,
-                "sql": text,
-                "error": None,
-            },
+            {"app_id": app.key, "run_id": run_id, "job_name": app.job_name, "sql": text, "error": None, **fields},
         )
         snap.run_job_id = {"job": f"job:{app.job_id}", "logged": f"logged:{log_id}"}.get(how, f"{how}:")
         # Saved at once, not with the poll: a watcher killed before the poll ends does not start
         # this run again from the same START row.
         ledger.save_app(self.store, self.key, app.key, snap)
         ledger.add_compile(self.store, self.key, run_id, app.key, app.job_name, self.clock())
-        self.say(f"{app.key} {app.job_name}: {how} run, Flink {version or 'default'}: compiling")
+        self.say(f"{app.key} {app.job_name}: {how} run, {label}: compiling")
         return True
 
     # -- compiles and delivery --------------------------------------------------------------

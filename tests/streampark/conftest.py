@@ -64,11 +64,11 @@ def server(request):
 class StreamPark:
     """One StreamPark database: the console writing it, the URL the watcher reads it with."""
 
-    def __init__(self, server, generation: str, lineage_enable: bool, grant: bool):
+    def __init__(self, server, generation: str, lineage_enable: bool, grant: bool, spark: bool = False):
         self.server = server
         self.database = server.create_database()
         self.console = Console(server, self.database, generation)
-        self.console.load_schema(lineage_enable=lineage_enable)
+        self.console.load_schema(lineage_enable=lineage_enable, spark=spark)
         if grant:
             server.grant_select(self.database)
         self.url = server.url(self.database)
@@ -81,8 +81,9 @@ class StreamPark:
 def streampark(server):
     made = []
 
-    def make(generation: str = "dev", lineage_enable: bool = False, grant: bool = True) -> StreamPark:
-        made.append(StreamPark(server, generation, lineage_enable, grant))
+    def make(generation: str = "dev", lineage_enable: bool = False, grant: bool = True, spark: bool = False):
+        """``spark``: the Spark tables on PostgreSQL too (MySQL's dev DDL always has them)."""
+        made.append(StreamPark(server, generation, lineage_enable, grant, spark))
         return made[-1]
 
     yield make
@@ -138,8 +139,9 @@ class Watch:
             PLANLINEAGE_LINEAGE_ADDRESS=gravitino.address,
             PLANLINEAGE_STREAMPARK_PASSWORD=WATCH_PASSWORD,
         )
-        if os.environ.get("PLANLINEAGE_FLINK_CACHE"):  # the provisioned versions real_planner checked
-            self.env["PLANLINEAGE_FLINK_CACHE"] = os.environ["PLANLINEAGE_FLINK_CACHE"]
+        for cache in ("PLANLINEAGE_FLINK_CACHE", "PLANLINEAGE_SPARK_CACHE"):  # the provisioned versions
+            if os.environ.get(cache):
+                self.env[cache] = os.environ[cache]
         self.outputs: list[str] = []
 
     def recorded(self):

@@ -21,6 +21,11 @@ from planlineage.streampark.sql import encode
 FLINK_SQL, FLINK_JAR = 2, 1
 STARTING, RUNNING, FAILED, CANCELLING, CANCELED, FINISHED, LOST = 3, 5, 7, 8, 9, 10, 13
 START, CANCEL = 1, 3
+# SparkAppStateEnum, SparkJobType and SparkOperationEnum: the same names, other numbers.
+SPARK_STARTING, SPARK_ACCEPTED, SPARK_RUNNING, SPARK_FINISHED, SPARK_FAILED = 3, 5, 6, 7, 8
+SPARK_LOST, SPARK_STOPPING, SPARK_KILLED = 9, 13, -9
+SPARK_JAR, SPARK_SQL = 1, 2
+SPARK_CANCEL = 2
 _ids = itertools.count(100000)
 
 
@@ -60,8 +65,8 @@ class Console:
 
     # -- install ----------------------------------------------------------------------------
 
-    def load_schema(self, lineage_enable: bool = False) -> None:
-        for statement in ddl(self.generation, self.dialect):
+    def load_schema(self, lineage_enable: bool = False, spark: bool = False) -> None:
+        for statement in ddl(self.generation, self.dialect, spark):
             self.execute(statement)
         if lineage_enable:
             for statement in add_lineage_enable(self.dialect):
@@ -195,28 +200,95 @@ class Console:
         for statement in add_lineage_enable(self.dialect):
             self.execute(statement)
 
-    # -- Spark (dev, MySQL DDL only) --------------------------------------------------------
+    # -- Spark (dev; MySQL DDL, or PostgreSQL with spark=True) -----------------------------------
+    # SparkApplicationManageServiceImpl / SparkApplicationBuildPipelineServiceImpl /
+    # SparkApplicationActionServiceImpl / SparkAppHttpWatcher on dev (../shared/streampark.md 2.7, 5.2).
 
-    def create_spark_app(self, name: str, properties: str | None, sql: str = "INSERT INTO t SELECT 1") -> int:
-        app = next(_ids)
+    def spark_env(self, version: str, defaults: str = "spark.master yarn", default: bool = True) -> int:
+        """``SparkEnvServiceImpl.create``: the version ``spark-submit --version`` printed and the
+        home's ``conf/spark-defaults.conf``, deflated (``SparkEnv.doSetSparkConf``)."""
         self.insert(
-            "t_spark_app",
-            {"id": app, "team_id": 100000, "job_type": 2, "app_type": 3, "app_name": name, "deploy_mode": 2,
-             "app_properties": properties, "state": 0, "option_state": 0, "release": 1,
-             "create_time": datetime.now(), "modify_time": datetime.now()},
+            "t_spark_env",
+            {"spark_name": f"spark-{version}-{uuid.uuid4().hex[:6]}", "spark_home": f"/opt/spark-{version}",
+             "version": version, "scala_version": "2.12", "spark_conf": encode(defaults), "is_default": default,
+             "create_time": datetime.now()},
         )  # fmt: skip
-        self.insert("t_spark_sql", {"app_id": app, "sql": encode(sql), "version": 1, "candidate": 1})
+        return self.new_id("t_spark_env")
+
+    def create_spark_app(
+        self,
+        name: str,
+        sql: str = "INSERT INTO t SELECT 1",
+        *,
+        properties: str | None = None,
+        env: int | None = None,
+        job_type: int = SPARK_SQL,
+        lineage_enable: bool | None = None,
+        team: int = 100000,
+    ) -> int:
+        """``create``: state ADDED, release NEED_RELEASE, the SQL as a NEW candidate."""
+        app = next(_ids)
+        values = {
+            "id": app, "team_id": team, "job_type": job_type, "app_type": 3, "app_name": name, "deploy_mode": 2,
+            "version_id": env, "app_properties": properties, "state": 0, "option_state": 0, "release": 1,
+            "create_time": datetime.now(), "modify_time": datetime.now(),
+        }  # fmt: skip
+        if lineage_enable is not None:
+            values["lineage_enable"] = lineage_enable
+        self.insert("t_spark_app", values)
+        self.execute("UPDATE t_spark_sql SET candidate = 0 WHERE app_id = %s", (app,))
+        self.insert(
+            "t_spark_sql",
+            {"app_id": app, "sql": encode(sql), "version": 1, "candidate": 1, "create_time": datetime.now()},
+        )
         return app
 
-    def spark_started(self, app: int) -> None:
-        """``SparkApplicationActionServiceImpl.start``: STARTING, then the cluster id and a START row."""
-        self.update("t_spark_app", app, {"state": 3, "option_state": 2, "option_time": datetime.now()})
-        self.update("t_spark_app", app, {"cluster_id": f"application_1700000000000_{app}", "option_state": 0})
-        self.insert(
-            "t_app_log",
-            {"app_id": app, "job_type": 2, "cluster_id": f"application_1700000000000_{app}", "success": True,
-             "create_time": datetime.now(), "option_name": START, "user_id": 100000},
+    def spark_release(self, app: int) -> None:
+        """A passed build of an app that is not running: release DONE and ``toEffective`` (the
+        candidate SQL becomes effective; a Spark start does not promote it, unlike Flink's)."""
+        self.update("t_spark_app", app, {"release": 0, "option_state": 0})
+        rows = self.execute("SELECT id FROM t_spark_sql WHERE app_id = %s AND candidate > 0 ORDER BY id DESC", (app,))
+        if rows:
+            self.execute("DELETE FROM t_spark_effective WHERE app_id = %s AND target_type = 4", (app,))
+            self.insert(
+                "t_spark_effective",
+                {"app_id": app, "target_type": 4, "target_id": rows[0][0], "create_time": datetime.now()},
+            )
+            self.execute("UPDATE t_spark_sql SET candidate = 0 WHERE app_id = %s", (app,))
+
+    def _spark_log(self, app: int, option: int, success: bool) -> None:
+        cluster = f"application_1700000000000_{app}"
+        values = {"app_id": app, "job_type": 2, "cluster_id": cluster, "tracking_url": "http://rm:8088",
+                  "success": success, "create_time": datetime.now(), "option_name": option, "user_id": 100000}  # fmt: skip
+        if not success:
+            values["exception"] = "org.apache.spark.SparkException: could not submit"
+        self.insert("t_app_log", values)
+
+    def spark_start(self, app: int) -> None:
+        """``start``: ``starting()`` (STARTING, option_time), then on the submit's success the
+        cluster id and times, then the START row of the operation log."""
+        self.update("t_spark_app", app, {"state": SPARK_STARTING, "option_time": datetime.now()})
+        self.update(
+            "t_spark_app", app,
+            {"cluster_id": f"application_1700000000000_{app}", "start_time": datetime.now(), "end_time": None},
         )  # fmt: skip
+        self._spark_log(app, START, True)
+
+    def spark_submit_failed(self, app: int) -> None:
+        """The submit threw: START row with success 0, FAILED, option state NONE."""
+        self.update("t_spark_app", app, {"state": SPARK_STARTING, "option_time": datetime.now()})
+        self._spark_log(app, START, False)
+        self.update("t_spark_app", app, {"state": SPARK_FAILED, "option_state": 0})
 
     def spark_state(self, app: int, state: int) -> None:
-        self.update("t_spark_app", app, {"state": state})
+        """What ``SparkAppHttpWatcher`` persists from YARN (``persistMetrics``)."""
+        values = {"state": state}
+        if state in (SPARK_FINISHED, SPARK_FAILED, SPARK_KILLED):
+            values["end_time"] = datetime.now()
+        self.update("t_spark_app", app, values)
+
+    def spark_stop(self, app: int) -> None:
+        """``cancel``: STOPPING, the CANCEL row once the stop succeeded, then YARN's KILLED."""
+        self.update("t_spark_app", app, {"state": SPARK_STOPPING, "option_time": datetime.now()})
+        self._spark_log(app, SPARK_CANCEL, True)
+        self.spark_state(app, SPARK_KILLED)

@@ -47,3 +47,55 @@ def jobs(server) -> dict[str, list[str]]:
     for e in server.events:
         found[e["job"]["name"]].append(e["eventType"])
     return dict(found)
+
+
+def spark_two_targets() -> JobLineage:
+    """A Spark SQL script with two targets, named as openlineage-spark names them (what
+    planlineage.spark answers for tests/streampark/test_spark_live.py's NIGHTLY script)."""
+    return JobLineage(
+        spark_version="3.5.9",
+        runtime_mode="batch",
+        sinks=[
+            SinkLineage(
+                table="spark_catalog.reporting.daily",
+                connector="parquet",
+                datasets=[Dataset(namespace="s3://lake", name="reporting/daily")],
+                inputs=[
+                    TableLineage(
+                        table="orders_src",
+                        connector="jdbc",
+                        datasets=[Dataset(namespace="postgres://pg.prod:5432", name="shop.public.orders")],
+                    ),
+                    TableLineage(
+                        table="clicks",
+                        connector="parquet",
+                        datasets=[Dataset(namespace="s3://lake", name="raw/clicks")],
+                    ),
+                ],
+            ),
+            SinkLineage(
+                table="crm_out",
+                connector="jdbc",
+                datasets=[Dataset(namespace="mysql://mysql.prod:3306", name="crm.accounts")],
+                inputs=[
+                    TableLineage(
+                        table="csv.`hdfs://nn:8020/in/accounts.csv`",
+                        connector="csv",
+                        datasets=[Dataset(namespace="hdfs://nn:8020", name="/in/accounts.csv")],
+                    )
+                ],
+            ),
+        ],
+    )
+
+
+def named_datasets(server, job: str) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The distinct ``(inputs, outputs)`` as ``namespace name`` the job's events carried."""
+    return {
+        (
+            tuple(sorted(f"{d['namespace']} {d['name']}" for d in e.get("inputs") or [])),
+            tuple(sorted(f"{d['namespace']} {d['name']}" for d in e.get("outputs") or [])),
+        )
+        for e in server.events
+        if e["job"]["name"] == job
+    }

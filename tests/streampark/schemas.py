@@ -7,6 +7,11 @@ Generations: ``"2.1.x"`` (``execution_mode``, ``t_flink_log``, ``t_flink_app.dep
 ``t_resource``) and ``"dev"`` (``deploy_mode``, ``t_app_log`` with ``job_type``, ``t_resource``,
 ``t_flink_sql.team_resource``; Spark tables in the MySQL DDL only, as upstream).
 ``lineage_enable`` (PR #4498) is added by :func:`add_lineage_enable`, as its upgrade script does.
+
+``spark=True`` gives a dev PostgreSQL the Spark tables too: upstream's ``pgsql-data.sql`` inserts
+its Spark SQL demo into ``t_spark_app`` / ``t_spark_sql`` / ``t_spark_effective`` (same column
+names as the MySQL DDL) while ``pgsql-schema.sql`` lacks them, so a PostgreSQL install running
+Spark apps has added them (a fork or a later fix); the watcher reads them by column.
 """
 
 from __future__ import annotations
@@ -101,7 +106,7 @@ SPARK_MYSQL_DEV = {
 }  # fmt: skip
 
 
-def tables(generation: str, dialect: str) -> dict[str, list[tuple[str, str]]]:
+def tables(generation: str, dialect: str, spark: bool = False) -> dict[str, list[tuple[str, str]]]:
     found = dict(COMMON)
     if generation == "2.1.x":
         found.update(ONLY_21)
@@ -110,15 +115,15 @@ def tables(generation: str, dialect: str) -> dict[str, list[tuple[str, str]]]:
         sql = list(found["t_flink_sql"])
         sql.insert(3, ("team_resource", "str64"))
         found["t_flink_sql"] = sql
-        if dialect == "mysql":
+        if dialect == "mysql" or spark:
             found.update(SPARK_MYSQL_DEV)
     return found
 
 
-def ddl(generation: str, dialect: str) -> list[str]:
+def ddl(generation: str, dialect: str, spark: bool = False) -> list[str]:
     mysql = dialect == "mysql"
     statements = []
-    for table, columns in tables(generation, dialect).items():
+    for table, columns in tables(generation, dialect, spark).items():
         lines = []
         for name, kind in columns:
             column_type = TYPES[kind][0 if mysql else 1]

@@ -1,4 +1,4 @@
-"""`planlineage watch --check`, the log-less fallback and Spark applications, on real servers."""
+"""`planlineage watch --check` and the log-less fallback, on real servers (Spark apps: test_spark_apps.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import pytest
 from console import FINISHED, RUNNING
 from lineages import ONE_SINK, exactly_once, jobs
 from servers import ADMIN_PASSWORD, WATCH_USER
-
-LISTENER = "spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener\nspark.executor.cores=2"
 
 
 def test_check_prints_generation_apps_and_opt_in(streampark, watch):
@@ -90,28 +88,6 @@ def test_without_a_readable_operation_log_a_new_job_id_starts_the_run(streampark
     watch.once(sp.url)
     assert jobs(gravitino) == {"no_log": ["START", "RUNNING", "ABORT", "START", "COMPLETE"]}
     exactly_once(gravitino)
-
-
-def test_spark_apps_send_nothing_and_are_followed_only_with_the_listener(maria_streampark, watch, gravitino):
-    sp = maria_streampark
-    c = sp.console
-    watch.recorded()
-    with_listener = c.create_spark_app("spark_listened", LISTENER)
-    without = c.create_spark_app("spark_plain", "spark.executor.cores=2")
-    first = watch.once(sp.url, "--verbose")
-    assert (
-        f"spark:{without} spark_plain: not reported: a Spark app without the OpenLineage Spark listener" in first.stderr
-    )
-    for app in (with_listener, without):
-        c.spark_started(app)
-        c.spark_state(app, 6)  # Spark RUNNING is 6
-    result = watch.once(sp.url)
-    assert (
-        f"spark:{with_listener} spark_listened: RUNNING (its lineage comes from the OpenLineage Spark listener"
-        in result.stderr
-    )
-    assert "spark_plain: RUNNING" not in result.stderr
-    assert gravitino.events == []  # never a dataset-less event
 
 
 def test_the_watcher_session_is_read_only_even_for_an_account_that_may_write(streampark, server):

@@ -3,8 +3,7 @@
 import pytest
 
 from planlineage.streampark import sql, states
-from planlineage.streampark.reads import App
-from planlineage.streampark.spark import lineage_source
+from planlineage.streampark.spark import Env, defaults, listener_reason, naming_conf, properties
 from planlineage.streampark.url import UrlError, parse
 from planlineage.streampark.watcher import selection
 
@@ -112,19 +111,62 @@ def test_apps_selection():
         selection("hive:1")
 
 
-def _spark(properties):
-    return App("spark", 100000, 1, 2, 2, "s", None, 6, "", None, properties)
+LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
 
 
-def test_spark_apps_are_reported_only_with_the_openlineage_listener():
-    assert lineage_source(_spark("spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener")) == (
-        "listener"
+def test_app_properties_are_read_as_the_console_passes_them_to_spark_submit():
+    # SparkConfigurationUtils.extractProperties: `--conf` / `-c` pieces, `["']?k=v["']?`.
+    text = "--conf spark.executor.cores=2 -c 'spark.sql.warehouse.dir=s3a://lake/wh' --conf spark.x=a=b"
+    assert properties(text) == {
+        "spark.executor.cores": "2",
+        "spark.sql.warehouse.dir": "s3a://lake/wh",
+        "spark.x": "a=b",  # the key ends at the first '='
+    }
+    assert properties("spark.executor.cores=2") == {"spark.executor.cores": "2"}  # one piece, no --conf
+    assert properties("spark.a=1\nspark.b=2") == {}  # a piece spanning lines is no property there
+    assert properties(None) == {} and properties("") == {}
+
+
+def test_spark_defaults_are_read_as_spark_reads_the_file():
+    text = "# cluster\nspark.master   yarn\n! old\nspark.sql.warehouse.dir=hdfs://nn:8020/wh \nspark.a:b\n\nspark.long a,\\\n  b\n"
+    assert defaults(text) == {
+        "spark.master": "yarn",
+        "spark.sql.warehouse.dir": "hdfs://nn:8020/wh",
+        "spark.a": "b",
+        "spark.long": "a,b",
+    }
+
+
+def test_the_listener_is_found_in_the_app_properties_or_the_env_defaults():
+    assert "register the OpenLineage Spark listener" in listener_reason(
+        f"--conf spark.extraListeners=a.B,{LISTENER} --conf spark.executor.cores=2", {}
     )
-    assert lineage_source(
-        _spark('{"spark.extraListeners": "a.B, io.openlineage.spark.agent.OpenLineageSparkListener"}')
+    assert "(spark.openlineage.transport.type)" in listener_reason("--conf spark.openlineage.transport.type=http", {})
+    assert listener_reason(None, {"spark.extraListeners": LISTENER}).startswith("the Spark env's defaults")
+    assert listener_reason(f'{{"spark.extraListeners": "{LISTENER}"}}', {})  # a form the console does not parse
+    assert listener_reason("--conf spark.extraListeners=a.B --conf spark.executor.cores=2", {"spark.x": "1"}) is None
+    assert listener_reason(None, {}) is None
+
+
+def test_only_the_conf_keys_that_name_tables_reach_the_compile():
+    env = {"spark.sql.warehouse.dir": "hdfs://nn/wh", "spark.hadoop.fs.s3a.secret.key": "FAKE-secret"}
+    props = (
+        "--conf spark.sql.catalog.lake=org.apache.iceberg.spark.SparkCatalog --conf spark.sql.catalog.lake.token=FAKE-t"
     )
-    assert lineage_source(_spark("spark.executor.cores=2")) is None
-    assert lineage_source(_spark(None)) is None
+    props += " --conf spark.sql.warehouse.dir=s3a://lake/wh"  # the app's own value wins over the defaults
+    assert naming_conf(env, props) == {
+        "spark.sql.warehouse.dir": "s3a://lake/wh",
+        "spark.sql.catalog.lake": "org.apache.iceberg.spark.SparkCatalog",
+    }
+
+
+@pytest.mark.parametrize(
+    "version, minor",
+    [("3.5.1", "3.5"), ("3.5.9", "3.5"), ("4.0.0", "4.0"), ("3.4.2", None), ("2.4.8", None), ("4.1.0", None),
+     (None, None), ("", None)],
+)  # fmt: skip
+def test_the_env_version_maps_to_a_supported_spark_line_or_none(version, minor):
+    assert Env(version, {}).minor == minor
 
 
 def test_core_does_not_import_the_drivers():

@@ -1,0 +1,153 @@
+"""`planlineage watch` and StreamPark's Spark apps, on real PostgreSQL and MariaDB servers, the
+tests acting as the console row by row.  The compile is the fake planner's (the lineage document
+is given; what the compile was given is logged): the live Spark parser runs in
+test_spark_live.py (tox envs spark35, spark40)."""
+
+from __future__ import annotations
+
+import json
+
+from console import SPARK_ACCEPTED, SPARK_FAILED, SPARK_FINISHED, SPARK_JAR, SPARK_KILLED, SPARK_RUNNING
+from lineages import exactly_once, jobs, named_datasets, spark_two_targets, timeline, types
+
+LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
+DEFAULTS = "spark.master yarn\nspark.sql.warehouse.dir s3a://lake/warehouse\nspark.hadoop.fs.s3a.secret.key FAKE-s3-key"
+
+
+def children(job: str) -> tuple[str, str]:
+    """The per-target jobs of spark_two_targets(): one pairing per target."""
+    return f"{job}.spark_catalog.reporting.daily", f"{job}.crm_out"
+
+
+TARGETS = children("nightly")
+DAILY = (("postgres://pg.prod:5432 shop.public.orders", "s3://lake raw/clicks"), ("s3://lake reporting/daily",))
+CRM = (("hdfs://nn:8020 /in/accounts.csv",), ("mysql://mysql.prod:3306 crm.accounts",))
+
+
+def started(c, app: int, state: int = SPARK_RUNNING) -> None:
+    c.spark_start(app)
+    c.spark_state(app, SPARK_ACCEPTED)
+    c.spark_state(app, state)
+
+
+def test_a_spark_sql_app_runs_start_running_complete_per_target(streampark, watch, gravitino, tmp_path):
+    sp = streampark("dev", spark=True)
+    c = sp.console
+    env = c.spark_env("3.5.1", DEFAULTS)
+    watch.fake(spark_two_targets())
+    given = tmp_path / "spark-compiles.jsonl"
+    watch.env["PLANLINEAGE_TEST_FAKE_SPARK_LOG"] = str(given)
+    app = c.create_spark_app(
+        "nightly", "INSERT INTO crm_out SELECT 1", env=env, properties="--conf spark.executor.cores=2"
+    )
+    c.spark_release(app)
+    watch.once(sp.url)  # baseline
+    c.spark_start(app)
+    result = watch.once(sp.url)
+    assert f"spark:{app} nightly: logged run, Spark 3.5.1: compiling" in result.stderr
+    c.spark_state(app, SPARK_ACCEPTED)  # ignored, as any state the lifecycle has no event for
+    c.spark_state(app, SPARK_RUNNING)
+    watch.once(sp.url)
+    c.spark_state(app, SPARK_FINISHED)
+    watch.once(sp.url)
+
+    for job in ("nightly", *TARGETS):
+        assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], job
+        assert len({run for run, _ in timeline(gravitino, job)}) == 1
+    assert named_datasets(gravitino, TARGETS[0]) == {DAILY}
+    assert named_datasets(gravitino, TARGETS[1]) == {CRM}
+    engine = gravitino.events[0]["run"]["facets"]["processing_engine"]
+    assert engine["name"] == "spark"
+    # The env's version picks the parser; only the conf keys that name tables reach the compile.
+    assert [json.loads(line) for line in given.read_text().splitlines()] == [
+        {"spark_version": "3.5", "conf": {"spark.sql.warehouse.dir": "s3a://lake/warehouse"}}
+    ]
+    assert "FAKE-s3-key" not in watch.everything_written()
+    exactly_once(gravitino)
+
+
+def test_listener_covered_jar_and_unsupported_apps_are_never_reported(streampark, watch, gravitino):
+    sp = streampark("dev", spark=True)
+    c = sp.console
+    env = c.spark_env("3.5.1")
+    listened_env = c.spark_env("4.0.0", f"spark.extraListeners {LISTENER}", default=False)
+    old_env = c.spark_env("3.3.2", default=False)
+    watch.fake(spark_two_targets())
+    apps = {
+        "by_properties": c.create_spark_app(
+            "by_properties", env=env, properties=f"--conf spark.extraListeners={LISTENER}"
+        ),
+        "by_transport": c.create_spark_app(
+            "by_transport", env=env, properties="--conf spark.openlineage.transport.type=http"
+        ),
+        "by_defaults": c.create_spark_app("by_defaults", env=listened_env),
+        "a_jar": c.create_spark_app("a_jar", env=env, job_type=SPARK_JAR),
+        "old_spark": c.create_spark_app("old_spark", env=old_env),
+        "reported": c.create_spark_app("reported"),  # no version_id: the default env (3.5.1)
+    }
+    for app in apps.values():
+        c.spark_release(app)
+    first = watch.once(sp.url, "--verbose")
+    for name, reason in (
+        ("by_properties", "its properties register the OpenLineage Spark listener (spark.extraListeners)"),
+        ("by_transport", "its properties configure the OpenLineage Spark listener (spark.openlineage.transport.type)"),
+        ("by_defaults", "the Spark env's defaults register the OpenLineage Spark listener"),
+        ("a_jar", "a Spark JAR/PySpark app: its lineage can only come from the OpenLineage Spark listener"),
+    ):
+        assert f"spark:{apps[name]} {name}: not reported: " in first.stderr, name
+        assert reason in first.stderr, name
+    for app in apps.values():
+        started(c, app)
+    result = watch.once(sp.url, "--verbose")
+    warning = f"WARN spark:{apps['old_spark']} old_spark: not reported: Spark 3.3.2 is not a Spark version"
+    assert warning in result.stderr and "(3.5, 4.0)" in result.stderr
+    c.spark_state(apps["old_spark"], SPARK_FINISHED)
+    watch.once(sp.url)
+    assert jobs(gravitino) == {job: ["START", "RUNNING"] for job in ("reported", *children("reported"))}
+
+    check = watch("--check", "--streampark-db", sp.url)
+    assert f"not reported: spark:{apps['by_defaults']} by_defaults: its lineage comes from" in check.stdout
+    exactly_once(gravitino)
+
+
+def test_failed_stopped_killed_and_restarted_runs(streampark, watch, gravitino):
+    sp = streampark("dev", spark=True)
+    c = sp.console
+    c.spark_env("4.0.0")
+    watch.fake(spark_two_targets())
+    app = c.create_spark_app("nightly")
+    c.spark_release(app)
+    started(c, app)  # running before the watcher's first poll: adopted
+    result = watch.once(sp.url)
+    assert f"spark:{app} nightly: adopted run, Spark 4.0.0: compiling" in result.stderr
+    c.spark_state(app, SPARK_FAILED)
+    watch.once(sp.url)
+
+    started(c, app)
+    watch.once(sp.url)
+    c.spark_stop(app)  # STOPPING, the CANCEL row, then YARN's KILLED: an abort, as a Flink cancel
+    result = watch.once(sp.url)
+    assert f"spark:{app} nightly: KILLED after a stop -> ABORT" in result.stderr
+
+    started(c, app)
+    watch.once(sp.url)
+    c.spark_state(app, SPARK_KILLED)  # killed on YARN, not from the console: a failure
+    watch.once(sp.url)
+
+    started(c, app)
+    watch.once(sp.url)
+    started(c, app)  # restarted without an end state reaching the watcher
+    result = watch.once(sp.url)
+    assert "previous run never ended, closed -> ABORT" in result.stderr
+
+    runs = timeline(gravitino, TARGETS[0])
+    assert [t for _, t in runs] == [
+        "START", "RUNNING", "FAIL",
+        "START", "RUNNING", "ABORT",
+        "START", "RUNNING", "FAIL",
+        "START", "RUNNING", "ABORT",
+        "START", "RUNNING",
+    ]  # fmt: skip
+    assert len({run for run, _ in runs}) == 5
+    assert types(gravitino, "nightly") == [t for _, t in runs]
+    exactly_once(gravitino)
