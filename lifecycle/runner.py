@@ -177,11 +177,16 @@ def setup_logging(store: Store) -> None:
     root.setLevel(logging.WARNING)
 
 
-def _redacted_sql(sql: str) -> str:
+def _redacted_sql(sql: str, engine: str | None = None) -> str:
     from planlineage.pipeline import script_options
     from planlineage.registry.secrets import redact_text
 
-    return redact_text(sql, script_options(sql))
+    options = script_options(sql)
+    if engine == "spark":  # Spark writes `OPTIONS (password 'x')`: no '=' for Flink's reader to see
+        from planlineage.spark.extract import spark_options
+
+        options.update(spark_options(sql))
+    return redact_text(sql, options)
 
 
 def _identity(settings):
@@ -221,7 +226,9 @@ def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float 
         if reason is None:
             sql = job.get("sql") or ""
             try:
-                sql_facet.set_redacted_sql(store, app_id, run_id, _redacted_sql(sql), _sql_limit(settings))
+                sql_facet.set_redacted_sql(
+                    store, app_id, run_id, _redacted_sql(sql, job.get("engine")), _sql_limit(settings)
+                )
                 if job.get("engine") == "spark":  # Spark SQL: Spark's own parser (planlineage.spark)
                     from planlineage import spark
 

@@ -37,9 +37,11 @@ def test_a_spark_sql_app_runs_start_running_complete_per_target(streampark, watc
     watch.fake(spark_two_targets())
     given = tmp_path / "spark-compiles.jsonl"
     watch.env["PLANLINEAGE_TEST_FAKE_SPARK_LOG"] = str(given)
-    app = c.create_spark_app(
-        "nightly", "INSERT INTO crm_out SELECT 1", env=env, properties="--conf spark.executor.cores=2"
+    sql = (
+        "CREATE TEMPORARY VIEW crm_out USING jdbc OPTIONS (url 'jdbc:mysql://mysql.prod:3306/crm', "
+        "dbtable 'crm.accounts', password 'FAKE-crm-pw');\nINSERT INTO crm_out SELECT 1;"
     )
+    app = c.create_spark_app("nightly", sql, env=env, properties="--conf spark.executor.cores=2")
     c.spark_release(app)
     watch.once(sp.url)  # baseline
     c.spark_start(app)
@@ -63,6 +65,10 @@ def test_a_spark_sql_app_runs_start_running_complete_per_target(streampark, watc
         {"spark_version": "3.5", "conf": {"spark.sql.warehouse.dir": "s3a://lake/warehouse"}}
     ]
     assert "FAKE-s3-key" not in watch.everything_written()
+    # Spark's `OPTIONS (password '…')` is masked in the job's SQL facet like Flink's WITH options.
+    facet = gravitino.events[0]["job"]["facets"]["sql"]["query"]
+    assert "dbtable 'crm.accounts'" in facet and "FAKE-crm-pw" not in facet
+    assert all(b"FAKE-crm-pw" not in r.body for r in gravitino.requests)
     exactly_once(gravitino)
 
 
