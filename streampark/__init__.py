@@ -1,4 +1,4 @@
-"""`planlineage watch`: report the Flink SQL jobs StreamPark submits by reading its own database.
+"""`planlineage watch`: report the Flink SQL and Spark SQL jobs StreamPark submits, read from its database.
 
 StreamPark as released never calls `planlineage submit` / `state`; this sidecar reads its
 database (read only) and drives the same lifecycle.  Facts it relies on: ../shared/streampark.md.
