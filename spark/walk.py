@@ -200,7 +200,7 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
             )
             inputs += _expand(session, relations(conditions))
             if target is not None:
-                write(target, inputs)
+                write(target, ([target] if _merge_reads_target(session, target) else []) + inputs)
         elif kind == "CreateTempViewUsing":
             name = str((root.fields.get("tableIdent") or {}).get("table", "")).lower()
             options = {str(k).lower(): str(v) for k, v in (extra.get("options") or {}).items()}
@@ -224,6 +224,16 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
                 "its target and sources are not in the lineage"
             )
     return result
+
+
+def _merge_reads_target(session: _Session, target: Source) -> bool:
+    """Whether openlineage-spark lists a MERGE's target among its inputs too: Delta's
+    MergeIntoCommand (its MergeIntoCommandInputDatasetBuilder delegates the target, then the
+    source) and Iceberg's rewrite of MergeIntoTable into a write whose query scans the target (a
+    DataSourceV2Relation its input builders visit). A target whose format is not known here
+    (an undeclared session-catalog table) is not guessed."""
+    provider = (target.provider or "").lower()
+    return provider in ("delta", "iceberg") or (target.catalog is not None and target.catalog in session.catalogs)
 
 
 def _declare(session: _Session, root: Node) -> Source:

@@ -255,3 +255,18 @@ def test_no_column_lineage_unless_every_write_was_analysed(minor):
         "id": [report.columns["id"][0].model_copy(update={"table": "spark_catalog.db1.report"})]
     }
     assert lineage_of(answer, sql_script.split(script), script).sinks[1].columns is None  # only when asked
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_a_merge_target_of_unknown_format_is_not_also_an_input(minor):
+    """openlineage-spark lists a Delta or Iceberg MERGE target among the inputs too (it reads it);
+    without the script's CREATE TABLE … USING delta the format is unknown: not guessed."""
+    answer = json.loads((SPARK / "plans" / minor / "merge_paths.json").read_text())
+    script = (SPARK / "sql" / "merge_paths.sql").read_text()
+    statements = sql_script.split(script)
+    assert answer["statements"][0]["class"].endswith("CreateTable")
+    undeclared = dict(answer, statements=answer["statements"][1:])
+    lineage = lineage_of(undeclared, statements[1:], script)
+    assert [sink.table for sink in lineage.sinks] == ["spark_catalog.dim.customers"]
+    assert "spark_catalog.dim.customers" not in [i.table for i in lineage.sinks[0].inputs]
+    assert len(lineage.sinks[0].inputs) == 3
