@@ -70,8 +70,41 @@ def _registry_options(source: Source, warnings: list[str]) -> dict[str, str] | N
     return {"connector": provider, **source.options}
 
 
+ICEBERG_CATALOGS = ("org.apache.iceberg.spark.SparkCatalog",)
+
+
+def hadoop_catalog_warehouse(catalog: str | None, conf: Mapping[str, str]) -> str | None:
+    """The warehouse of an Iceberg catalog of type ``hadoop`` registered in the conf, else None.
+
+    openlineage-spark's IcebergHandler picks the first matching catalog-type handler (S3 Tables,
+    Nessie, Glue, Snowflake, REST, BigQuery, Hadoop, Hive); the Hadoop one matches ``type=hadoop``,
+    and only there is a table's location fixed by its name: ``<warehouse>/<namespace…>/<table>``
+    (BaseCatalogTypeHandler.defaultTableLocation; HadoopCatalog allows no other). The other types
+    keep their tables' locations in their service: not known offline."""
+    if not catalog or catalog == "spark_catalog":
+        return None
+    prefix = f"spark.sql.catalog.{catalog}"
+    if conf.get(prefix, "").strip() not in ICEBERG_CATALOGS or conf.get(f"{prefix}.catalog-impl"):
+        return None
+    root = (conf.get(f"{prefix}.warehouse") or "").strip()
+    if conf.get(f"{prefix}.type", "").strip().lower() != "hadoop" or not root or root.startswith("arn:"):
+        return None  # an ARN warehouse is S3 Tables', whose handler goes first
+    return root
+
+
+def _identifier(source: Source) -> str:
+    """Spark's Identifier.toString: the namespace and name, each quoted with backticks if needed."""
+    parts = [*(source.database or "").split("."), str(source.name)]
+    return ".".join(p if p.replace("_", "").isalnum() else f"`{p.replace('`', '``')}`" for p in parts if p)
+
+
 def _managed_location(source: Source, conf: Mapping[str, str]) -> str | None:
-    """PathUtils.reconstructDefaultLocation for the session catalog's managed tables."""
+    """PathUtils.reconstructDefaultLocation for the session catalog's managed tables; a Hadoop
+    Iceberg catalog's default table location for its tables."""
+    hadoop = hadoop_catalog_warehouse(source.catalog, conf)
+    if hadoop is not None:
+        inner = "/".join([*(source.database or "").split("."), str(source.name)]).strip("/")
+        return f"{hadoop.rstrip('/')}/{inner}"
     root = warehouse(conf)
     if root is None or source.catalog != "spark_catalog":
         return None
@@ -101,6 +134,12 @@ def _table_symlink(source: Source, location: str | None, conf: Mapping[str, str]
     table lies under it, else none."""
     if source.kind != "table":
         return None
+    hadoop = hadoop_catalog_warehouse(source.catalog, conf)
+    if hadoop is not None:  # HadoopCatalogTypeHandler: fromLocationAndName(warehouse, identifier)
+        try:
+            return Symlink(namespace=_warehouse_namespace(hadoop), name=_identifier(source), type="TABLE")
+        except LocationError:
+            return None
     name = f"{source.database}.{source.name}" if source.database else str(source.name)
     authority = metastore_authority(conf)
     if authority is not None:
@@ -135,7 +174,12 @@ def table_lineage(
             )
             return TableLineage(table=source.display, connector=connector, schema=columns)
     if source.kind == "table" and not source.declared:
-        return _undeclared(source, conf, identity, warnings)
+        hadoop_location = _managed_location(source, conf) if hadoop_catalog_warehouse(source.catalog, conf) else None
+        if hadoop_location is None or (identity is not None and identity.profile == "gravitino"):
+            return _undeclared(source, conf, identity, warnings)
+        location = hadoop_location  # named by the Hadoop catalog's layout, as openlineage-spark does
+        source = Source(**{**source.__dict__, "provider": "iceberg"})
+        connector = "iceberg"
     resolved_source = Source(**{**source.__dict__, "location": location})
     options = _registry_options(resolved_source, warnings)
     if options is None:

@@ -97,11 +97,16 @@ def listener_reason(app_properties: str | None, env_conf: dict[str, str]) -> str
 def naming_conf(env_conf: dict[str, str], app_properties: str | None) -> dict[str, str]:
     """The keys of the app's effective conf (env defaults, then its properties) that name tables."""
     merged = {**env_conf, **properties(app_properties)}
-    return {
-        key: value
-        for key, value in merged.items()
-        if key in NAMING_KEYS or (key.startswith("spark.sql.catalog.") and key.count(".") == 3)
-    }
+    return {key: value for key, value in merged.items() if key in NAMING_KEYS or _catalog_key(key)}
+
+
+def _catalog_key(key: str) -> bool:
+    """``spark.sql.catalog.<name>`` (its class) and the catalog keys that fix where its tables
+    are (``type``, ``warehouse``, ``catalog-impl``); never a catalog's credentials or URIs."""
+    if not key.startswith("spark.sql.catalog."):
+        return False
+    rest = key[len("spark.sql.catalog.") :].split(".")
+    return len(rest) == 1 or (len(rest) == 2 and rest[1] in ("type", "warehouse", "catalog-impl"))
 
 
 @dataclass(frozen=True)

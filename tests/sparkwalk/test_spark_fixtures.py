@@ -270,3 +270,41 @@ def test_a_merge_target_of_unknown_format_is_not_also_an_input(minor):
     assert [sink.table for sink in lineage.sinks] == ["spark_catalog.dim.customers"]
     assert "spark_catalog.dim.customers" not in [i.table for i in lineage.sinks[0].inputs]
     assert len(lineage.sinks[0].inputs) == 3
+
+
+HADOOP_ICE = {
+    "spark.sql.catalog.ice": "org.apache.iceberg.spark.SparkCatalog",
+    "spark.sql.catalog.ice.type": "hadoop",
+    "spark.sql.catalog.ice.warehouse": "s3a://lake/wh/",
+}
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+@pytest.mark.parametrize(
+    "conf, named",
+    [
+        (HADOOP_ICE, True),
+        ({**HADOOP_ICE, "spark.sql.catalog.ice.type": "hive"}, False),  # locations in the metastore
+        ({**HADOOP_ICE, "spark.sql.catalog.ice.catalog-impl": "org.apache.iceberg.aws.glue.GlueCatalog"}, False),
+        ({**HADOOP_ICE, "spark.sql.catalog.ice.warehouse": "arn:aws:s3tables:us-east-1:1:bucket/b"}, False),
+    ],
+)
+def test_tables_of_a_hadoop_iceberg_catalog_are_named_by_its_layout(minor, conf, named):
+    """openlineage-spark's IcebergHandler, Hadoop catalog type: the dataset is the table's location,
+    <warehouse>/<namespace…>/<table> (the only one HadoopCatalog allows), with a TABLE symlink
+    (the warehouse, the identifier). Other catalog types keep locations in their service: WARN."""
+    lineage = replay(minor, "v2_catalogs", conf=conf)
+
+    def names(table):
+        return [(d.namespace, d.name, [(s.namespace, s.name) for s in d.symlinks or []]) for d in table.datasets]
+
+    agg, snapshot = lineage.sinks
+    if not named:
+        assert names(agg) == names(snapshot) == names(agg.inputs[0]) == []
+        return
+    assert (agg.table, agg.connector) == ("ice.analytics.events_agg", "iceberg")
+    assert names(agg) == [("s3://lake", "wh/analytics/events_agg", [("s3://lake/wh", "analytics.events_agg")])]
+    assert names(agg.inputs[0]) == [("s3://lake", "wh/raw/events", [("s3://lake/wh", "raw.events")])]
+    assert names(snapshot) == [("s3://lake", "wh/snapshot", [("s3://lake/wh", "snapshot")])]
+    assert names(agg.inputs[1]) == []  # spark_catalog.default.dim: no metastore, no guess
+    assert not any("catalog 'ice'" in w for w in lineage.warnings)

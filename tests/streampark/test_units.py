@@ -154,9 +154,12 @@ def test_only_the_conf_keys_that_name_tables_reach_the_compile():
         "--conf spark.sql.catalog.lake=org.apache.iceberg.spark.SparkCatalog --conf spark.sql.catalog.lake.token=FAKE-t"
     )
     props += " --conf spark.sql.warehouse.dir=s3a://lake/wh"  # the app's own value wins over the defaults
+    props += " --conf spark.sql.catalog.lake.type=hadoop --conf spark.sql.catalog.lake.warehouse=s3a://lake/ice"
     assert naming_conf(env, props) == {
         "spark.sql.warehouse.dir": "s3a://lake/wh",
         "spark.sql.catalog.lake": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.lake.type": "hadoop",
+        "spark.sql.catalog.lake.warehouse": "s3a://lake/ice",
     }
 
 
