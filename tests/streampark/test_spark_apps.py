@@ -6,9 +6,11 @@ test_spark_live.py (tox envs spark35, spark40)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from console import SPARK_ACCEPTED, SPARK_FAILED, SPARK_FINISHED, SPARK_JAR, SPARK_KILLED, SPARK_RUNNING
 from lineages import exactly_once, jobs, named_datasets, spark_two_targets, timeline, types
+from test_watch import wait_for
 
 LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
 DEFAULTS = "spark.master yarn\nspark.sql.warehouse.dir s3a://lake/warehouse\nspark.hadoop.fs.s3a.secret.key FAKE-s3-key"
@@ -153,7 +155,44 @@ def test_failed_stopped_killed_and_restarted_runs(streampark, watch, gravitino):
         "START", "RUNNING", "FAIL",
         "START", "RUNNING", "ABORT",
         "START", "RUNNING",
-    ]  # fmt: skip
+    ], watch.outputs  # fmt: skip
     assert len({run for run, _ in runs}) == 5
     assert types(gravitino, "nightly") == [t for _, t in runs]
+    exactly_once(gravitino)
+
+
+def _service_alive(home) -> bool:
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""
+        except OSError:
+            continue
+        if b"_compile-service" in cmdline and str(home).encode() in cmdline:
+            return True
+    return False
+
+
+def test_a_long_running_watcher_compiles_again_after_its_compile_service_ended_idle(streampark, watch, gravitino):
+    """`watch` outlives its compile service (it ends after PLANLINEAGE_COMPILE_IDLE_SECONDS, 0.5 s
+    here): the next run's compile starts a new one (it used to wait for the watcher's restart)."""
+    sp = streampark("dev", spark=True)
+    c = sp.console
+    c.spark_env("3.5.1")
+    watch.fake(spark_two_targets())
+    app = c.create_spark_app("nightly")
+    c.spark_release(app)
+    daemon = watch.daemon(sp.url, "--interval", "0.2")
+    try:
+        wait_for(lambda: "schema" in watch.log.read_text(), what="the first poll")
+        started(c, app)
+        wait_for(lambda: types(gravitino, "nightly") == ["START", "RUNNING"], timeout=60, what="the first run")
+        wait_for(lambda: not _service_alive(watch.home), timeout=60, what="the compile service's idle end")
+        started(c, app)
+        wait_for(
+            lambda: types(gravitino, "nightly") == ["START", "RUNNING", "ABORT", "START", "RUNNING"],
+            timeout=60,
+            what="the second run, compiled by a new service",
+        )
+    finally:
+        assert watch.stop(daemon) == 0
     exactly_once(gravitino)
