@@ -1,17 +1,28 @@
 """`planlineage watch` and StreamPark's Spark apps, on real PostgreSQL and MariaDB servers, the
-tests acting as the console row by row.  The compile is the fake planner's (the lineage document
-is given; what the compile was given is logged): the live Spark parser runs in
-test_spark_live.py (tox envs spark35, spark40)."""
+tests acting as the console row by row, compiled by Spark's own parser of the version under test:
+lifecycle transitions (adoption, FAILED, a stop, a YARN kill, a restart), the apps never reported
+(listener-covered, JAR, unsupported version) and a long-running watcher.
+
+Runs only where a Spark version is chosen (tox envs spark35 and spark40 set
+PLANLINEAGE_TEST_SPARK), so that the unit env needs no Spark; the pure rules are in test_units.py.
+"""
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 
+import pytest
 from console import SPARK_ACCEPTED, SPARK_FAILED, SPARK_FINISHED, SPARK_JAR, SPARK_KILLED, SPARK_RUNNING
-from lineages import exactly_once, jobs, named_datasets, spark_two_targets, timeline, types
+from lineages import NIGHTLY, exactly_once, jobs, named_datasets, timeline, types
 from test_watch import wait_for
 
+VERSION = os.environ.get("PLANLINEAGE_TEST_SPARK")
+if not VERSION:
+    pytest.skip("set PLANLINEAGE_TEST_SPARK=3.5 or 4.0 (tox envs spark35, spark40)", allow_module_level=True)
+
+CLUSTER_VERSION = {"3.5": "3.5.1", "4.0": "4.0.0"}[VERSION]  # t_spark_env.version of that line
+OTHER_LINE = {"3.5": "4.0.0", "4.0": "3.5.1"}[VERSION]
 LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
 DEFAULTS = "spark.master yarn\nspark.sql.warehouse.dir s3a://lake/warehouse\nspark.hadoop.fs.s3a.secret.key FAKE-s3-key"
 
@@ -32,55 +43,51 @@ def started(c, app: int, state: int = SPARK_RUNNING) -> None:
     c.spark_state(app, state)
 
 
-def test_a_spark_sql_app_runs_start_running_complete_per_target(streampark, watch, gravitino, tmp_path):
+@pytest.fixture(scope="module", autouse=True)
+def provisioned():
+    """The version's venv, provisioned here (with progress) rather than under a compile."""
+    from planlineage.spark.provision import ensure
+
+    return ensure(VERSION)
+
+
+def test_a_spark_sql_app_runs_start_running_complete_per_target(streampark, watch, gravitino):
     sp = streampark("dev", spark=True)
     c = sp.console
-    env = c.spark_env("3.5.1", DEFAULTS)
-    watch.fake(spark_two_targets())
-    given = tmp_path / "spark-compiles.jsonl"
-    watch.env["PLANLINEAGE_TEST_FAKE_SPARK_LOG"] = str(given)
-    sql = (
-        "CREATE TEMPORARY VIEW crm_out USING jdbc OPTIONS (url 'jdbc:mysql://mysql.prod:3306/crm', "
-        "dbtable 'crm.accounts', password 'FAKE-crm-pw');\nINSERT INTO crm_out SELECT 1;"
-    )
-    app = c.create_spark_app("nightly", sql, env=env, properties="--conf spark.executor.cores=2")
+    env = c.spark_env(CLUSTER_VERSION, DEFAULTS)
+    app = c.create_spark_app("nightly", NIGHTLY, env=env, properties="--conf spark.executor.cores=2")
     c.spark_release(app)
-    watch.once(sp.url)  # baseline
+    watch.once(sp.url, "--timeout", "240")  # baseline
     c.spark_start(app)
-    result = watch.once(sp.url)
-    assert f"spark:{app} nightly: logged run, Spark 3.5.1: compiling" in result.stderr
+    result = watch.once(sp.url, "--timeout", "240")
+    assert f"spark:{app} nightly: logged run, Spark {CLUSTER_VERSION}: compiling" in result.stderr
     c.spark_state(app, SPARK_ACCEPTED)  # ignored, as any state the lifecycle has no event for
     c.spark_state(app, SPARK_RUNNING)
-    watch.once(sp.url)
+    watch.once(sp.url, "--timeout", "240")
     c.spark_state(app, SPARK_FINISHED)
-    watch.once(sp.url)
+    watch.once(sp.url, "--timeout", "240")
 
     for job in ("nightly", *TARGETS):
-        assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], job
+        assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], (job, watch.outputs)
         assert len({run for run, _ in timeline(gravitino, job)}) == 1
     assert named_datasets(gravitino, TARGETS[0]) == {DAILY}
     assert named_datasets(gravitino, TARGETS[1]) == {CRM}
     engine = gravitino.events[0]["run"]["facets"]["processing_engine"]
-    assert engine["name"] == "spark"
-    # The env's version picks the parser; only the conf keys that name tables reach the compile.
-    assert [json.loads(line) for line in given.read_text().splitlines()] == [
-        {"spark_version": "3.5", "conf": {"spark.sql.warehouse.dir": "s3a://lake/warehouse"}}
-    ]
+    assert engine["name"] == "spark" and engine["version"].startswith(VERSION)  # the env's line
     assert "FAKE-s3-key" not in watch.everything_written()
     # Spark's `OPTIONS (password '…')` is masked in the job's SQL facet like Flink's WITH options.
     facet = gravitino.events[0]["job"]["facets"]["sql"]["query"]
-    assert "dbtable 'crm.accounts'" in facet and "FAKE-crm-pw" not in facet
-    assert all(b"FAKE-crm-pw" not in r.body for r in gravitino.requests)
+    assert "dbtable 'crm.accounts'" in facet and "FAKE-pg-pw" not in facet
+    assert all(b"FAKE-pg-pw" not in r.body for r in gravitino.requests)
     exactly_once(gravitino)
 
 
 def test_listener_covered_jar_and_unsupported_apps_are_never_reported(streampark, watch, gravitino):
     sp = streampark("dev", spark=True)
     c = sp.console
-    env = c.spark_env("3.5.1")
-    listened_env = c.spark_env("4.0.0", f"spark.extraListeners {LISTENER}", default=False)
+    env = c.spark_env(CLUSTER_VERSION)
+    listened_env = c.spark_env(OTHER_LINE, f"spark.extraListeners {LISTENER}", default=False)
     old_env = c.spark_env("3.3.2", default=False)
-    watch.fake(spark_two_targets())
     apps = {
         "by_properties": c.create_spark_app(
             "by_properties", env=env, properties=f"--conf spark.extraListeners={LISTENER}"
@@ -91,11 +98,11 @@ def test_listener_covered_jar_and_unsupported_apps_are_never_reported(streampark
         "by_defaults": c.create_spark_app("by_defaults", env=listened_env),
         "a_jar": c.create_spark_app("a_jar", env=env, job_type=SPARK_JAR),
         "old_spark": c.create_spark_app("old_spark", env=old_env),
-        "reported": c.create_spark_app("reported"),  # no version_id: the default env (3.5.1)
+        "reported": c.create_spark_app("reported", NIGHTLY),  # no version_id: the default env
     }
     for app in apps.values():
         c.spark_release(app)
-    first = watch.once(sp.url, "--verbose")
+    first = watch.once(sp.url, "--timeout", "240", "--verbose")
     for name, reason in (
         ("by_properties", "its properties register the OpenLineage Spark listener (spark.extraListeners)"),
         ("by_transport", "its properties configure the OpenLineage Spark listener (spark.openlineage.transport.type)"),
@@ -106,11 +113,11 @@ def test_listener_covered_jar_and_unsupported_apps_are_never_reported(streampark
         assert reason in first.stderr, name
     for app in apps.values():
         started(c, app)
-    result = watch.once(sp.url, "--verbose")
+    result = watch.once(sp.url, "--timeout", "240", "--verbose")
     warning = f"WARN spark:{apps['old_spark']} old_spark: not reported: Spark 3.3.2 is not a Spark version"
     assert warning in result.stderr and "(3.5, 4.0)" in result.stderr
     c.spark_state(apps["old_spark"], SPARK_FINISHED)
-    watch.once(sp.url)
+    watch.once(sp.url, "--timeout", "240")
     assert jobs(gravitino) == {job: ["START", "RUNNING"] for job in ("reported", *children("reported"))}
 
     check = watch("--check", "--streampark-db", sp.url)
@@ -121,31 +128,30 @@ def test_listener_covered_jar_and_unsupported_apps_are_never_reported(streampark
 def test_failed_stopped_killed_and_restarted_runs(streampark, watch, gravitino):
     sp = streampark("dev", spark=True)
     c = sp.console
-    c.spark_env("4.0.0")
-    watch.fake(spark_two_targets())
-    app = c.create_spark_app("nightly")
+    c.spark_env(CLUSTER_VERSION)
+    app = c.create_spark_app("nightly", NIGHTLY)
     c.spark_release(app)
     started(c, app)  # running before the watcher's first poll: adopted
-    result = watch.once(sp.url)
-    assert f"spark:{app} nightly: adopted run, Spark 4.0.0: compiling" in result.stderr
+    result = watch.once(sp.url, "--timeout", "240")
+    assert f"spark:{app} nightly: adopted run, Spark {CLUSTER_VERSION}: compiling" in result.stderr
     c.spark_state(app, SPARK_FAILED)
-    watch.once(sp.url)
+    watch.once(sp.url, "--timeout", "240")
 
     started(c, app)
-    watch.once(sp.url)
+    watch.once(sp.url, "--timeout", "240")
     c.spark_stop(app)  # STOPPING, the CANCEL row, then YARN's KILLED: an abort, as a Flink cancel
-    result = watch.once(sp.url)
+    result = watch.once(sp.url, "--timeout", "240")
     assert f"spark:{app} nightly: KILLED after a stop -> ABORT" in result.stderr
 
     started(c, app)
-    watch.once(sp.url)
+    watch.once(sp.url, "--timeout", "240")
     c.spark_state(app, SPARK_KILLED)  # killed on YARN, not from the console: a failure
-    watch.once(sp.url)
+    watch.once(sp.url, "--timeout", "240")
 
     started(c, app)
-    watch.once(sp.url)
+    watch.once(sp.url, "--timeout", "240")
     started(c, app)  # restarted without an end state reaching the watcher
-    result = watch.once(sp.url)
+    result = watch.once(sp.url, "--timeout", "240")
     assert "previous run never ended, closed -> ABORT" in result.stderr
 
     runs = timeline(gravitino, TARGETS[0])
@@ -177,20 +183,19 @@ def test_a_long_running_watcher_compiles_again_after_its_compile_service_ended_i
     here): the next run's compile starts a new one (it used to wait for the watcher's restart)."""
     sp = streampark("dev", spark=True)
     c = sp.console
-    c.spark_env("3.5.1")
-    watch.fake(spark_two_targets())
-    app = c.create_spark_app("nightly")
+    c.spark_env(CLUSTER_VERSION)
+    app = c.create_spark_app("nightly", NIGHTLY)
     c.spark_release(app)
     daemon = watch.daemon(sp.url, "--interval", "0.2")
     try:
         wait_for(lambda: "schema" in watch.log.read_text(), what="the first poll")
         started(c, app)
-        wait_for(lambda: types(gravitino, "nightly") == ["START", "RUNNING"], timeout=60, what="the first run")
+        wait_for(lambda: types(gravitino, "nightly") == ["START", "RUNNING"], timeout=240, what="the first run")
         wait_for(lambda: not _service_alive(watch.home), timeout=60, what="the compile service's idle end")
         started(c, app)
         wait_for(
             lambda: types(gravitino, "nightly") == ["START", "RUNNING", "ABORT", "START", "RUNNING"],
-            timeout=60,
+            timeout=240,
             what="the second run, compiled by a new service",
         )
     finally:

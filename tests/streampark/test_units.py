@@ -3,6 +3,7 @@
 import pytest
 
 from planlineage.streampark import sql, states
+from planlineage.streampark.reads import App
 from planlineage.streampark.spark import Env, defaults, listener_reason, naming_conf, properties
 from planlineage.streampark.url import UrlError, parse
 from planlineage.streampark.watcher import selection
@@ -193,3 +194,23 @@ def test_a_missing_driver_says_which_extra_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pymysql", None)  # as if PyMySQL were not installed
     with pytest.raises(DriverMissing, match=r"pip install 'planlineage\[streampark\]'"):
         Source(parse("mysql://u@db:3306/sp")).connect()
+
+
+def test_a_spark_compile_is_given_the_env_line_and_only_the_naming_conf():
+    from planlineage.streampark.compile_inputs import spark_job
+
+    said = []
+    app = App("spark", 100000, 1, 2, 2, "nightly", 7, 6, "", None, "--conf spark.sql.warehouse.dir=s3a://lake/wh")
+    env = Env("3.5.1", {"spark.master": "yarn", "spark.hadoop.fs.s3a.secret.key": "FAKE-s3-key"})
+    fields, label = spark_job(app, env, lambda key, line: said.append(line))
+    assert fields == {
+        "engine": "spark",
+        "spark_version": "3.5",
+        "spark_conf": {"spark.sql.warehouse.dir": "s3a://lake/wh"},
+        "jars": [],
+    }
+    assert label == "Spark 3.5.1" and said == []
+    assert spark_job(app, Env("3.3.2", {}), lambda key, line: said.append(line)) is None
+    assert said == [
+        "WARN spark:100000 nightly: not reported: Spark 3.3.2 is not a Spark version planlineage parses (3.5, 4.0)"
+    ]
