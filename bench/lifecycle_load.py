@@ -110,7 +110,10 @@ def main() -> int:
     env["PLANLINEAGE_COMPILE_IDLE_SECONDS"] = "5"
     if os.environ.get("PLANLINEAGE_FLINK_CACHE"):
         env["PLANLINEAGE_FLINK_CACHE"] = os.environ["PLANLINEAGE_FLINK_CACHE"]
-    cli = [sys.executable, "-m", "planlineage"]
+    # What a platform runs: the installed command beside this interpreter (`python -m` adds runpy).
+    installed = Path(sys.executable).with_name("planlineage")
+    cli = [str(installed)] if installed.is_file() else [sys.executable, "-m", "planlineage"]
+    print(f"command: {' '.join(cli)}")
     apps = [f"application_{i}" for i in range(options.apps)]
 
     with GravitinoTestServer() as server:

@@ -11,12 +11,13 @@ def _map_checkout_folders() -> None:
     run from the checkout's root puts the working directory first on sys.path), the same
     mapping is applied here, read from setup.py, so that the command works from anywhere.
     """
+    import os
     import sys
-    from pathlib import Path
 
-    here = Path(__file__).resolve().parent
-    setup = here.parent / "setup.py"
-    if (here / "cli").is_dir() or not setup.is_file():
+    # os.path, not pathlib: this runs on every command (submit included) and an installed copy
+    # returns here; pathlib alone would be a third of submit's own start-up.
+    folder = os.path.dirname(os.path.realpath(__file__))
+    if os.path.isdir(os.path.join(folder, "cli")) or not os.path.isfile(os.path.join(folder, "..", "setup.py")):
         return  # installed (the subpackages are inside), or not a checkout
     for finder in sys.meta_path:  # an editable install's finder already maps them: nothing to parse
         if getattr(finder, "__module__", "").startswith("_frozen_importlib") or not hasattr(finder, "find_spec"):
@@ -29,6 +30,10 @@ def _map_checkout_folders() -> None:
     import ast
     import importlib.abc
     import importlib.util
+    from pathlib import Path
+
+    here = Path(folder)
+    setup = here.parent / "setup.py"
 
     folders: dict[str, Path] = {}
     for node in ast.walk(ast.parse(setup.read_text(encoding="utf-8"))):

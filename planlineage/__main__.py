@@ -1,3 +1,3 @@
-from planlineage.cli.main import main
+from planlineage.cli.main import console
 
-raise SystemExit(main())
+console()

@@ -33,7 +33,6 @@ from urllib.parse import urlsplit
 from planlineage import home, lazylog
 from planlineage.emitter.runs import utc_now
 from planlineage.emitter.transport_kinds import HTTP_ENDPOINT, HTTP_KINDS, TRANSPORT_KINDS
-from planlineage.store import url as store_url
 
 SETTINGS_FILE = "settings.json"
 log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
@@ -88,6 +87,8 @@ class SettingError(ValueError):
 
 def env_name(key: str) -> str:
     if key == "lineage.store":
+        from planlineage.store import url as store_url  # store URLs are parsed only where one is set
+
         return store_url.ENV_NAME
     return "PLANLINEAGE_" + key.upper().replace(".", "_").replace("-", "_")
 
@@ -128,6 +129,8 @@ def normalize(key: str, value: str) -> str:
         if value not in setting.choices:
             raise SettingError(f"{key} must be one of {', '.join(setting.choices)}")
     if key == "lineage.store":
+        from planlineage.store import url as store_url
+
         try:
             return store_url.normalize(value)
         except store_url.StoreUrlError as error:
@@ -160,6 +163,8 @@ def masked(key: str, value: str | None) -> str:
     if key in ("lineage.address",):
         return _redact_url(value)
     if key == "lineage.store":
+        from planlineage.store import url as store_url
+
         return store_url.masked(value)
     return value
 

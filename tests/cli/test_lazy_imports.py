@@ -171,3 +171,34 @@ def test_a_lazy_logger_sets_logging_up_before_its_first_record():
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["False []", "['set up']"]  # nothing loaded until a record; set up once
     assert result.stderr.splitlines() == ["configured: first record", "configured: second"]
+
+
+def test_submit_leaves_without_teardown_yet_loses_neither_its_output_nor_its_records(configured, tmp_path):
+    """The installed command exits submit/state with os._exit: what they wrote and said is out first."""
+    import subprocess
+
+    env = dict(os.environ)
+    command = [sys.executable, "-P", "-m", "planlineage"]
+    said = subprocess.run(
+        [*command, "submit", "--app-id", "app-1", "--job-name", "etl", "--lineage-enable"]
+        + ["--sql-file", str(tmp_path / "missing.sql")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert said.returncode == 0
+    assert "missing.sql" in said.stderr  # said, flushed before the fast exit
+    ok = tmp_path / "job.sql"
+    ok.write_text("INSERT INTO sink SELECT * FROM source;\n", encoding="utf-8")
+    for argv in (
+        ["submit", "--app-id", "app-2", "--job-name", "etl", "--lineage-enable", "--sql-file", str(ok)],
+        ["state", "--app-id", "app-2", "--state", "RUNNING"],
+    ):
+        assert subprocess.run([*command, *argv], env=env, timeout=60).returncode == 0
+    from planlineage.emitter.store import Store
+
+    rows = Store(configured / "state.db").rows("SELECT app_id, last_event FROM runs ORDER BY app_id")
+    assert [(r["app_id"], r["last_event"]) for r in rows] == [("app-1", "START"), ("app-2", "RUNNING")]
+    version = subprocess.run([*command, "--version"], capture_output=True, text=True, env=env, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("planlineage ")  # the ordinary exit
