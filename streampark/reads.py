@@ -55,49 +55,25 @@ class LogRow:
 
 
 def apps(source: Source, schema: Schema) -> list[App]:
-    found = []
-    deploy = schema.deploy_column
+    # Both tables read into the same names (aliases), so one function turns a row into an App.
     enable = ", lineage_enable" if schema.lineage_enable else ""
-    for row in source.rows(
-        f"SELECT id, team_id, job_type, {deploy} AS deploy_mode, job_name, version_id, state, job_id{enable} "
-        "FROM t_flink_app ORDER BY id"
-    ):
-        found.append(
-            App(
-                engine=FLINK,
-                id=int(row["id"]),
-                team_id=row["team_id"],
-                job_type=row["job_type"],
-                deploy_mode=row["deploy_mode"],
-                job_name=row["job_name"] or f"flink-{row['id']}",
-                version_id=row["version_id"],
-                state=row["state"],
-                job_id=(row["job_id"] or "").strip(),
-                lineage_enable=truthy(row["lineage_enable"]) if schema.lineage_enable else None,
-            )
+    found = [
+        _app(FLINK, row, schema.lineage_enable)
+        for row in source.rows(
+            f"SELECT id, team_id, job_type, {schema.deploy_column} AS deploy_mode, job_name, version_id, state, "
+            f"job_id{enable} FROM t_flink_app ORDER BY id"
         )
+    ]
     if schema.spark:
         spark_enable = schema.has("t_spark_app", "lineage_enable")
         enable = ", lineage_enable" if spark_enable else ""
-        for row in source.rows(
-            "SELECT id, team_id, job_type, deploy_mode, app_name, version_id, state, cluster_id, "
-            f"app_properties{enable} FROM t_spark_app ORDER BY id"
-        ):
-            found.append(
-                App(
-                    engine=SPARK,
-                    id=int(row["id"]),
-                    team_id=row["team_id"],
-                    job_type=row["job_type"],
-                    deploy_mode=row["deploy_mode"],
-                    job_name=row["app_name"] or f"spark-{row['id']}",
-                    version_id=row["version_id"],
-                    state=row["state"],
-                    job_id=(row["cluster_id"] or "").strip(),
-                    lineage_enable=truthy(row["lineage_enable"]) if spark_enable else None,
-                    app_properties=row["app_properties"],
-                )
+        found += [
+            _app(SPARK, row, spark_enable, app_properties=row["app_properties"])
+            for row in source.rows(
+                "SELECT id, team_id, job_type, deploy_mode, app_name AS job_name, version_id, state, "
+                f"cluster_id AS job_id, app_properties{enable} FROM t_spark_app ORDER BY id"
             )
+        ]
     return found
 
 
@@ -193,3 +169,19 @@ def json_or_none(text: Any) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def _app(engine: str, row, lineage_enable_column: bool, **more) -> App:
+    return App(
+        engine=engine,
+        id=int(row["id"]),
+        team_id=row["team_id"],
+        job_type=row["job_type"],
+        deploy_mode=row["deploy_mode"],
+        job_name=row["job_name"] or f"{engine}-{row['id']}",
+        version_id=row["version_id"],
+        state=row["state"],
+        job_id=(row["job_id"] or "").strip(),
+        lineage_enable=truthy(row["lineage_enable"]) if lineage_enable_column else None,
+        **more,
+    )
