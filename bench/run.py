@@ -74,29 +74,23 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def cold_runs(minor: str, repeat: int) -> list[float]:
-    script = ROOT / "examples" / "kafka_to_jdbc_enrichment.sql"
+def cli_runs(minor: str, repeat: int, script: Path) -> list[float]:
+    """Wall seconds of `extract` through the command line, process start included."""
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
         subprocess.run(
-            [
-                sys.executable,
-                "-P",
-                "-m",
-                "planlineage",
-                "extract",
-                str(script),
-                "--flink-version",
-                minor,
-                "--format",
-                "json",
-            ],
+            [sys.executable, "-P", "-m", "planlineage", "extract", str(script), "--flink-version", minor]
+            + ["--format", "json"],
             check=True,
             capture_output=True,
         )
         times.append(time.perf_counter() - started)
     return times
+
+
+def cold_runs(minor: str, repeat: int) -> list[float]:
+    return cli_runs(minor, repeat, ROOT / "examples" / "kafka_to_jdbc_enrichment.sql")
 
 
 def main() -> int:
@@ -151,26 +145,7 @@ def main() -> int:
             )
         print(f"median ratio warm/floor over the corpus: {statistics.median(ratios):.2f}")
         print(f"peak RSS of the warm worker's planner (python child + JVM): {peak_rss:.0f} MB")
-        cli = []
-        for _ in range(5):
-            started = time.perf_counter()
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-P",
-                    "-m",
-                    "planlineage",
-                    "extract",
-                    str(ROOT / "examples" / "cdc_pipeline.sql"),
-                    "--flink-version",
-                    minor,
-                    "--format",
-                    "json",
-                ],
-                check=True,
-                capture_output=True,
-            )
-            cli.append(time.perf_counter() - started)
+        cli = cli_runs(minor, 5, ROOT / "examples" / "cdc_pipeline.sql")
         print(f"warm extract through the CLI (process start included): median {statistics.median(cli):.2f} s")
         warm.stop(minor)
 
