@@ -17,7 +17,7 @@ from recorded_planner import case_sql
 
 from planlineage.emitter.store import Store
 
-SECRET = "hunter2-Sup3rSecret"
+SECRET = "hunter2-FAKE-Sup3rSecret"
 #: The regular_join fixture case with secrets around it (tables the plan does not use, SETs of
 #: options the planner ignores): it compiles to the plan recorded for regular_join.
 SQL = f"""-- password: {SECRET}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+import lineages
 import pytest
 from console import SPARK_FAILED, SPARK_FINISHED, SPARK_RUNNING
 from lineages import exactly_once, jobs, named_datasets, types
@@ -23,16 +24,8 @@ if not VERSION:
 CLUSTER_VERSION = {"3.5": "3.5.1", "4.0": "4.0.0"}[VERSION]
 LISTENER = "--conf spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener"
 
-NIGHTLY = """
--- orders from PostgreSQL over JDBC and click files into a parquet table; accounts into MySQL.
-CREATE TEMPORARY VIEW orders_src USING jdbc
-OPTIONS (url 'jdbc:postgresql://pg.prod:5432/shop', dbtable 'public.orders', user 'etl', password 'FAKE-pg-pw');
-CREATE TEMPORARY VIEW clicks USING parquet OPTIONS (path '${lake}/raw/clicks/');
-CREATE TABLE reporting.daily (id BIGINT, n BIGINT) USING parquet LOCATION '${lake}/reporting/daily';
-CREATE TEMPORARY VIEW crm_out USING jdbc OPTIONS (url 'jdbc:mysql://mysql.prod:3306/crm', dbtable 'crm.accounts');
-INSERT INTO reporting.daily SELECT o.id, count(*) FROM orders_src o JOIN clicks c ON c.order_id = o.id GROUP BY o.id;
-INSERT INTO crm_out SELECT id, name FROM csv.`hdfs://nn:8020/in/accounts.csv`;
-"""
+#: lineages.NIGHTLY with its lake paths behind a StreamPark variable (resolved by the watcher).
+NIGHTLY = lineages.NIGHTLY.replace("'s3a://lake/", "'${lake}/")
 
 EXPORT = """
 INSERT OVERWRITE DIRECTORY 'gs://exports/orders' USING parquet
