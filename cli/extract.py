@@ -160,7 +160,15 @@ def configure(name: str, parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "script", nargs="+", help="the SQL file, or - for standard input; several files or a folder: one JSON line each"
     )
-    parser.add_argument("--jobs", type=int, default=2, help="planners side by side for several scripts (default 2)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=2,
+        help=(
+            "jobs compiled at once for several scripts (default 2): a running warm planner of the "
+            "version is one, the rest are threads of one new JVM"
+        ),
+    )
     parser.add_argument("--flink-version", default=None, help="e.g. 1.20 or 1.20.5 (default 1.20)")
     parser.add_argument("--jar", action="append", default=[], help="a connector, format, UDF or catalog jar")
     parser.add_argument(

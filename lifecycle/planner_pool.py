@@ -41,7 +41,7 @@ class _Slot:
         answer = warm.compile_warm(healing.provisioned.flink.minor, request, healing.limits.job_timeout)
         if answer is not None:
             return answer
-        self._on_start(healing._running().pid)  # recorded before the compile: a death under it
+        self._on_start(healing.start())  # recorded before the compile: a death under it
         answer = healing.compile(request, timeout)
         self._on_start(healing.planner_pid)  # a replacement started by the compile
         return answer

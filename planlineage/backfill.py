@@ -1,10 +1,13 @@
-"""`extract DIR/ --jobs N`: the lineage of many scripts, with N warm planners side by side.
+"""`extract DIR/ --jobs N`: the lineage of many scripts, N compiled at once.
 
-Each worker thread owns one planner and takes the next script from a shared queue, so a slow
-script never holds up the others. A warm worker already running for the version (`planlineage
-planner start`) is one of the N: it is warm, so it starts answering at once, and only the rest are
-new JVMs. One JSON line per script goes to stdout as it finishes; progress (on a terminal) and a
-summary with the per-job p50/p95 go to stderr.
+A warm worker already running for the version (`planlineage planner start`) is one of the N: it
+is warm, so it starts answering at once. The rest compile in one new JVM with that many threads:
+its threads share the JVM's loaded classes and JIT-compiled code, which are most of what its first
+hundred jobs cost, where separate JVMs would each pay for their own. Worker threads take the next
+script from a shared queue, so a slow script never holds up the others, and there is one more of
+them than the new JVM compiles at once: a job is always waiting in the JVM while Python reads and
+names the last answer. One JSON line per script goes to stdout as it finishes; progress (on a
+terminal) and a summary with the per-job p50/p95 go to stderr.
 """
 
 from __future__ import annotations
@@ -104,37 +107,43 @@ def run(
                 )
                 err.flush()
 
-    def worker(use_warm: bool) -> None:
-        # A new JVM is started by the thread that will use it, so the first scripts go to the
-        # warm worker while the others start.
-        planner = WarmWorkerPlanner(provisioned, limits) if use_warm else SelfHealingPlanner(provisioned, limits)
-        try:
-            while True:
-                try:
-                    script = work.get_nowait()
-                except queue.Empty:
-                    return
-                began = time.monotonic()
-                line = _one(script, planner, jars, identity, columns)
-                record(line, time.monotonic() - began)
-        finally:
-            planner.close()
-
     slots = max(1, min(jobs, len(scripts)))
     warm_slots = min(slots, running_workers(provisioned))
-    threads = [threading.Thread(target=worker, args=(i < warm_slots,), daemon=True) for i in range(slots)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    threads_in_jvm = slots - warm_slots
+    # Started by the first worker thread that needs it, so the first scripts go to the warm worker
+    # while it starts.
+    shared = SelfHealingPlanner(provisioned, limits, threads=threads_in_jvm) if threads_in_jvm else None
+
+    def worker(planner: SelfHealingPlanner | WarmWorkerPlanner) -> None:
+        while True:
+            try:
+                script = work.get_nowait()
+            except queue.Empty:
+                return
+            began = time.monotonic()
+            line = _one(script, planner, jars, identity, columns)
+            record(line, time.monotonic() - began)
+
+    warm_planners = [WarmWorkerPlanner(provisioned, limits) for _ in range(warm_slots)]
+    owned: list[SelfHealingPlanner | WarmWorkerPlanner] = [*warm_planners, *([shared] if shared else [])]
+    planners = [*warm_planners, *([shared] * (threads_in_jvm + 1) if shared else [])]
+    threads = [threading.Thread(target=worker, args=(planner,), daemon=True) for planner in planners]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        for planner in owned:
+            planner.close()
     elapsed = time.monotonic() - started
     if show_progress:
         err.write("\n")
-    started_jvms = len(threads) - warm_slots
+    new_jvm = f"{threads_in_jvm} in a new JVM" if threads_in_jvm else "no new JVM"
     err.write(
         f"planlineage: {len(scripts)} scripts, {counts['ok']} ok, {counts['failed']} failed, "
-        f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {len(threads)} planners: "
-        f"{warm_slots} warm worker(s) already running, {started_jvms} started); per job "
+        f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {slots} at once: "
+        f"{warm_slots} on the running warm worker, {new_jvm}); per job "
         f"p50 {percentile(durations, 50) * 1000:.0f} ms, p95 {percentile(durations, 95) * 1000:.0f} ms\n"
     )
     return counts["ok"], counts["failed"]

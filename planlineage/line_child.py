@@ -72,7 +72,14 @@ class LineChild:
             start_new_session=True,
         )
         _keep_niceness(self._process.pid)
-        self._lines: queue.Queue[str | None] = queue.Queue()
+        # Several threads may ask at once (a JVM with `--threads N` answers in the order its jobs
+        # finish): the reader hands each answer to the thread that waits for its id.
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._waiting: dict[int, queue.Queue[str | None]] = {}
+        self._ended = False
+        #: The child's lines that answer nobody waiting: its hello, and chatter that looks like JSON.
+        self._unrouted: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self._ids = itertools.count(1)
         #: The child's first protocol line (``{"ready": true, ..}`` when it started).
@@ -80,55 +87,69 @@ class LineChild:
 
     def _read(self) -> None:
         assert self._process.stdout is not None
-        for line in self._process.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def _next(self, deadline: float) -> str:
-        """The child's next line that looks like JSON, as text."""
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.close()
-                raise PlannerTimeout(f"{self.name} did not answer in time; see {self.log_path}")
-            try:
-                line = self._lines.get(timeout=remaining)
-            except queue.Empty:
-                continue
-            if line is None:
-                code = self._process.wait()
-                raise PlannerError(f"{self.name} exited (code {code}); see {self.log_path}")
-            line = line.strip()
-            if line.startswith("{"):
-                return line
+        for raw in self._process.stdout:
+            line = raw.strip()
+            if not line.startswith("{"):
+                continue  # a JVM's chatter
+            ident = _answer_id(line)
+            with self._lock:
+                box = self._waiting.pop(ident, None) if isinstance(ident, int) else None
+            (box if box is not None else self._unrouted).put(line)
+        with self._lock:
+            self._ended = True
+            boxes = list(self._waiting.values())
+            self._waiting.clear()
+        for box in [*boxes, self._unrouted]:
+            box.put(None)
 
     def _message(self, deadline: float) -> dict:
-        """The next protocol message (a JSON object with ``ready`` or ``id``)."""
+        """The next protocol message nobody waits for (a JSON object with ``ready`` or ``id``)."""
         while True:
+            line = self._wait(self._unrouted, deadline)
             try:
-                message = json.loads(self._next(deadline))
+                message = json.loads(line)
             except ValueError:
                 continue
             if isinstance(message, dict) and ("ready" in message or "id" in message):
                 return message
 
+    def _wait(self, box: queue.Queue[str | None], deadline: float) -> str:
+        """The line put in ``box``; the child is closed when none comes before ``deadline``."""
+        try:
+            line = box.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            self.close()
+            raise PlannerTimeout(f"{self.name} did not answer in time; see {self.log_path}") from None
+        if line is None:
+            code = self._process.wait()
+            raise PlannerError(f"{self.name} exited (code {code}); see {self.log_path}")
+        return line
+
     def ask_raw(self, request: dict, timeout: float) -> str:
         """Sends ``request`` with the next id; the child's answer to it, as its JSON text (for a
-        caller that hands it on unread)."""
+        caller that hands it on unread). Safe to call from several threads at once."""
         if self._process.poll() is not None:
             raise PlannerError(f"{self.name} is not running")
-        request = dict(request, id=next(self._ids))
+        ident = next(self._ids)
+        box: queue.Queue[str | None] = queue.Queue(maxsize=1)
+        with self._lock:
+            if self._ended:
+                raise PlannerError(f"{self.name} is not running")
+            self._waiting[ident] = box
         assert self._process.stdin is not None
         try:
-            self._process.stdin.write(json.dumps(request) + "\n")
-            self._process.stdin.flush()
-        except OSError as error:
+            with self._write_lock:
+                self._process.stdin.write(json.dumps(dict(request, id=ident)) + "\n")
+                self._process.stdin.flush()
+        except (OSError, ValueError) as error:  # ValueError: stdin closed by another thread
+            with self._lock:
+                self._waiting.pop(ident, None)
             raise PlannerError(f"{self.name} is not running ({error})") from None
-        deadline = time.monotonic() + timeout
-        while True:
-            answer = self._next(deadline)
-            if _answer_id(answer) == request["id"]:
-                return answer
+        try:
+            return self._wait(box, time.monotonic() + timeout)
+        finally:
+            with self._lock:
+                self._waiting.pop(ident, None)
 
     @property
     def pid(self) -> int:

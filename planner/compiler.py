@@ -1,7 +1,8 @@
 """Talks to a compile server: the child process that runs in a Flink version's virtualenv.
 
 One `Planner` is one JVM. A cold `extract` starts one, compiles one job and closes it; tests and
-warm workers keep it and send many jobs, each compiled in a fresh TableEnvironment.
+warm workers keep it and send many jobs, each compiled in a fresh TableEnvironment; a backfill
+sends them from several threads to a JVM that compiles as many at once.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ class Planner(LineChild):
         start_timeout: float = START_TIMEOUT,
         java_options: list[str] | None = None,
         long_lived: bool = False,
+        threads: int = 1,
     ):
         """`long_lived`: many jobs will follow, so the server prepares each next environment
-        between jobs (a one-job planner would only pay for it before exiting)."""
+        between jobs (a one-job planner would only pay for it before exiting). `threads`: how
+        many jobs the JVM compiles at once, for callers that send jobs from several threads."""
         self.provisioned = provisioned
         java = find_java_tool("java")
         if java is None:
@@ -43,6 +46,9 @@ class Planner(LineChild):
             command += ["--stand-in", str(provisioned.stand_in)]
         if long_lived:
             command.append("--prepare-next")
+        if threads > 1:
+            command += ["--threads", str(threads)]
+        self.threads = threads
         options = list(JAVA_OPTIONS)
         if provisioned.class_archive.exists():
             # Class-data sharing archive made at provisioning: about 1 s off every JVM start.
@@ -63,7 +69,8 @@ class Planner(LineChild):
     def compile_raw(self, request: dict, timeout: float = 120.0) -> str:
         """The server's answer as its JSON text, for a caller that hands it on without reading it."""
         answer = self.ask_raw(request, timeout)
-        self.jobs += 1
+        with self._lock:  # jobs may be answered in several threads at once
+            self.jobs += 1
         return answer
 
     def __enter__(self) -> Planner:

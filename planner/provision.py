@@ -137,20 +137,22 @@ def _build_stand_in(lib: Path, home: Path, say: Callable[[str], None]) -> Path |
 
 
 def _build_class_archive(provisioned: Provisioned, say: Callable[[str], None]) -> None:
-    """Runs a representative compile with -XX:ArchiveClassesAtExit; the JVM writes it on exit.
+    """Compiles the warm-up job and the training scripts with -XX:ArchiveClassesAtExit; the JVM
+    writes the archive of every class they loaded on exit.
 
     Optional: a JVM that cannot write or later read the archive (another JDK build) starts
     without it, so a failure here only costs speed.
     """
     from planlineage.planner.compiler import Planner, PlannerError
-    from planlineage.planner.warm_up import WARM_UP
+    from planlineage.planner.warm_up import WARM_UP, training_requests
 
     archive = provisioned.class_archive
     try:
         planner = Planner(provisioned, java_options=[f"-XX:ArchiveClassesAtExit={archive}"])
         planner.close_timeout = 120.0
         with planner:
-            planner.compile(WARM_UP, timeout=120)
+            for request in [WARM_UP, *training_requests(provisioned)]:
+                planner.compile(request, timeout=120)
     except (PlannerError, OSError) as error:
         say(f"no class-data archive ({error}); JVM starts will be about 1 s slower")
         archive.unlink(missing_ok=True)

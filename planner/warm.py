@@ -28,7 +28,7 @@ from pathlib import Path
 from planlineage.errors import PlannerError, PlannerTimeout, WorkerError
 from planlineage.planner.compiler import Planner
 from planlineage.planner.provision import Provisioned, ensure
-from planlineage.planner.warm_up import WARM_UP
+from planlineage.planner.warm_up import WARM_UP, training_requests
 
 log = logging.getLogger("planlineage.warm")
 
@@ -48,22 +48,22 @@ class Limits:
 
 
 class SelfHealingPlanner:
-    """A Planner that is replaced when it dies, hangs, or has served long enough."""
+    """A Planner that is replaced when it dies, hangs, or has served long enough.
 
-    def __init__(self, provisioned: Provisioned, limits: Limits | None = None):
+    Safe to use from several threads at once (a backfill's workers share one): with `threads`
+    above 1 its JVM compiles that many jobs at once. A planner due for recycling takes no new job
+    and is closed when its last job in flight is answered.
+    """
+
+    def __init__(self, provisioned: Provisioned, limits: Limits | None = None, threads: int = 1):
         self.provisioned = provisioned
         self.limits = limits or Limits()
+        self.threads = threads
         self._planner: Planner | None = None
+        self._lock = threading.Lock()
+        self._in_flight: dict[Planner, int] = {}
         self.generation = 0  # how many planners this one has started
         self.jobs = 0
-
-    def _running(self) -> Planner:
-        if self._planner is None or not self._planner.alive:
-            if self._planner is not None:
-                self._planner.close()
-            self._planner = Planner(self.provisioned, long_lived=True)
-            self.generation += 1
-        return self._planner
 
     def compile(self, request: dict, timeout: float | None = None) -> dict:
         """The compile server's answer; a planner that dies mid-job is replaced and asked again once.
@@ -75,43 +75,77 @@ class SelfHealingPlanner:
     def compile_raw(self, request: dict) -> str:
         """`compile`'s answer as JSON text, for the daemon, which hands it on unread."""
         for attempt in (1, 2):
-            planner = self._running()
+            planner = self._take()
             try:
                 answer = planner.compile_raw(request, timeout=self.limits.job_timeout)
             except PlannerError as error:
-                self._discard()
+                self._give_back(planner, retire=True)
                 timed_out = isinstance(error, PlannerTimeout)
                 if timed_out or attempt == 2:
                     # A job that hangs would hang again: report it rather than retry it.
                     reason = f"the job took longer than {self.limits.job_timeout:g} s" if timed_out else str(error)
                     return json.dumps({"ok": False, "error": {"statement": None, "message": reason}})
                 continue
-            self.jobs += 1
-            self._recycle_if_due(planner)
+            with self._lock:
+                self.jobs += 1
+            due = planner.jobs >= self.limits.max_jobs or process_tree_rss_mb(planner.pid) > self.limits.max_rss_mb
+            self._give_back(planner, retire=due)
             return answer
         raise AssertionError("unreachable")
 
-    def _recycle_if_due(self, planner: Planner) -> None:
-        if planner.jobs >= self.limits.max_jobs or self.rss_mb() > self.limits.max_rss_mb:
-            self._discard()
+    def start(self) -> int:
+        """Starts the planner now unless one runs; its process id (recorded by callers before a job)."""
+        planner = self._take()
+        self._give_back(planner, retire=False)
+        return planner.pid
 
-    def _discard(self) -> None:
-        if self._planner is not None:
-            self._planner.close()
-            self._planner = None
+    def _take(self) -> Planner:
+        """The running planner (started when there is none or it died), with one more job in flight."""
+        with self._lock:
+            dead = self._retire() if self._planner is not None and not self._planner.alive else None
+            if self._planner is None:
+                self._planner = Planner(self.provisioned, long_lived=True, threads=self.threads)
+                self.generation += 1
+            planner = self._planner
+            self._in_flight[planner] = self._in_flight.get(planner, 0) + 1
+        if dead is not None:
+            dead.close()
+        return planner
+
+    def _give_back(self, planner: Planner, retire: bool) -> None:
+        """One job fewer in flight on `planner`; `retire`: it takes no new job. A retired planner
+        is closed by the last of its jobs."""
+        with self._lock:
+            left = self._in_flight.pop(planner, 1) - 1
+            if left:
+                self._in_flight[planner] = left
+            if retire and planner is self._planner:
+                self._retire()
+            close = not left and planner is not self._planner
+        if close:
+            planner.close()
+
+    def _retire(self) -> Planner | None:
+        """(Under the lock.) The next job starts a new planner; the old one, when no job of it is
+        in flight, to be closed by the caller (else its last job closes it)."""
+        planner, self._planner = self._planner, None
+        return planner if planner is not None and planner not in self._in_flight else None
 
     def rss_mb(self) -> float:
         """Resident memory of the planner's process tree (python child + JVM), in MB."""
-        if self._planner is None:
-            return 0.0
-        return process_tree_rss_mb(self._planner.pid)
+        planner = self._planner
+        return 0.0 if planner is None else process_tree_rss_mb(planner.pid)
 
     @property
     def planner_pid(self) -> int | None:
-        return self._planner.pid if self._planner is not None and self._planner.alive else None
+        planner = self._planner
+        return planner.pid if planner is not None and planner.alive else None
 
     def close(self) -> None:
-        self._discard()
+        with self._lock:
+            idle = self._retire()
+        if idle is not None:
+            idle.close()
 
 
 def process_tree_rss_mb(pid: int) -> float:
@@ -302,8 +336,9 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
     worker_dir(create=True)
     path = socket_path(minor)
     planner = SelfHealingPlanner(provisioned, limits)
-    # Pay the JVM start and the planner's first compile now, not on the first job.
-    planner.compile(WARM_UP)
+    # Pay the JVM start and the first compile of every common shape now, not on the first jobs.
+    for request in [WARM_UP, *training_requests(provisioned)]:
+        planner.compile(request)
     planner.jobs = 0
     lock = threading.Lock()  # one job at a time per JVM; more throughput = more warm planners
     state = {"last_used": time.monotonic(), "started": time.time()}

@@ -18,6 +18,7 @@ state store, error messages) goes through this module, so that one fix here fixe
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -62,6 +63,7 @@ _SECRET_KEY_SEGMENTS = {"pwd", "pass", "sas", "key"}
 _NOT_SECRET_KEYS = {"key.format", "key.fields", "key.fields-prefix", "key.type"}
 
 
+@functools.lru_cache(maxsize=4096)  # the same few option keys, for every table of every job
 def is_secret_key(key: str) -> bool:
     k = key.strip().lower()
     if k in _NOT_SECRET_KEYS or k.startswith("key."):

@@ -4,7 +4,8 @@ CompiledPlan JSON (io.planlineage.standin.Server, built at provisioning).
 Run with the version venv's own python (its pyflink/lib holds the version's jars), it puts the
 JVM in its own place: the caller then writes requests to the JVM's stdin and reads answers from
 its stdout, one JSON object per line each, with nothing in between. A cold `extract` sends one
-request, a test module or a warm worker many to the same JVM. Every job gets a fresh
+request, a test module or a warm worker many to the same JVM, a backfill many at once to a JVM
+with `--threads N` (answers then come in the order jobs finish). Every job gets a fresh
 TableEnvironment, so nothing it declares outlives it; the JVM exits when its stdin closes.
 
 Request:  {"id": .., "statements": [{"sql": .., "line": .., "inserts": [{"target", "columns", "query"}]}],
@@ -83,7 +84,9 @@ def _planner_jar(loader: str, target: str) -> str | None:
     return target
 
 
-def command(java: str, lib: str, stand_in: str, java_options: list[str], prepare_next: bool) -> list[str]:
+def command(
+    java: str, lib: str, stand_in: str, java_options: list[str], prepare_next: bool, threads: int = 1
+) -> list[str]:
     return [
         java,
         *QUIET_STDOUT,
@@ -93,6 +96,7 @@ def command(java: str, lib: str, stand_in: str, java_options: list[str], prepare
         os.pathsep.join(classpath(lib, stand_in)),
         MAIN_CLASS,
         *(["--prepare-next"] if prepare_next else []),
+        *(["--threads", str(threads)] if threads > 1 else []),
     ]
 
 
@@ -102,6 +106,7 @@ def main() -> int:
     parser.add_argument("--stand-in", required=True, help="the stand-in connector jar (it holds the server)")
     parser.add_argument("--log", default=None, help="where the JVM writes what it prints (else stderr)")
     parser.add_argument("--java-option", action="append", default=[])
+    parser.add_argument("--threads", type=int, default=1, help="jobs compiled at once (answers in any order)")
     parser.add_argument(
         "--prepare-next", action="store_true", help="long-lived: make the next job's environment between jobs"
     )
@@ -115,7 +120,7 @@ def main() -> int:
         log = os.open(args.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.dup2(log, 2)
         os.close(log)
-    argv = command(java, args.lib, args.stand_in, args.java_option, args.prepare_next)
+    argv = command(java, args.lib, args.stand_in, args.java_option, args.prepare_next, args.threads)
     os.execv(java, argv)  # the JVM takes this process over: same pid, same stdin and stdout
 
 

@@ -204,7 +204,7 @@ def test_backfill_uses_the_running_worker_and_starts_only_the_rest(worker_dir, t
 
     alone = backfill(1)
     assert alone.returncode == 0, alone.stderr
-    assert "1 planners: 1 warm worker(s) already running, 0 started" in alone.stderr
+    assert "1 at once: 1 on the running warm worker, no new JVM" in alone.stderr
     assert status_of(minor)["jobs"] == 4  # every script went to the warm worker: no JVM started
     sinks = sorted(json.loads(line)["lineage"]["sinks"][0]["table"] for line in alone.stdout.splitlines())
     assert sinks == [f"{D}o{i}" for i in range(4)]
@@ -212,5 +212,5 @@ def test_backfill_uses_the_running_worker_and_starts_only_the_rest(worker_dir, t
 
     both = backfill(2)
     assert both.returncode == 0, both.stderr
-    assert "2 planners: 1 warm worker(s) already running, 1 started" in both.stderr
+    assert "2 at once: 1 on the running warm worker, 1 in a new JVM" in both.stderr
     assert len(both.stdout.splitlines()) == 4

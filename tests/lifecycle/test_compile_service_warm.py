@@ -42,7 +42,7 @@ def _slot(started: list) -> planner_pool._Slot:
     def no_jvm():
         raise NoJvm
 
-    healing._running = no_jvm  # type: ignore[method-assign]
+    healing.start = no_jvm  # type: ignore[method-assign]
     slot._healing = healing
     return slot
 

@@ -48,9 +48,13 @@ final class Environment {
         for (Map.Entry<String, String> entry : config.entrySet()) {
             configuration.setString(entry.getKey(), entry.getValue());
         }
-        EnvironmentSettings.Builder builder = EnvironmentSettings.newInstance().withConfiguration(configuration);
+        EnvironmentSettings.Builder builder = EnvironmentSettings.newInstance()
+                .withConfiguration(configuration)
+                .withClassLoader(ServiceFiles.OF_CLASS_PATH);
         EnvironmentSettings settings = batch ? builder.inBatchMode().build() : builder.inStreamingMode().build();
-        return new Environment((TableEnvironmentInternal) TableEnvironment.create(settings));
+        TableEnvironmentInternal tEnv = (TableEnvironmentInternal) TableEnvironment.create(settings);
+        DefaultCatalog.install(tEnv);
+        return new Environment(tEnv);
     }
 
     /** Whether an object lives where reset looks: the default catalog and database. */

@@ -1,5 +1,6 @@
 package io.planlineage.standin;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -213,7 +214,7 @@ public final class Jobs {
             } catch (Throwable error) {
                 return result.fail(blame(session, sinkStatement), reason(error), session);
             }
-            for (String identifier : tableIdentifiers(Json.read(result.plan))) {
+            for (String identifier : tableIdentifiers(result.plan)) {
                 Map<String, Object> described = session.describe(identifier);
                 if (described != null) {
                     tables.put((String) described.remove("identifier"), described);
@@ -239,31 +240,81 @@ public final class Jobs {
         return null;
     }
 
-    /** Every table a plan names (as the plan quotes it), wherever a node embeds it. */
-    static List<String> tableIdentifiers(Object plan) {
+    /**
+     * Every table a plan names (as the plan quotes it), wherever a node embeds it: the string
+     * "identifier" of each object that is the value of a "table" key (or an item of an array
+     * that is). Read in one pass over the text without building the plan's tree, which took as
+     * long as a small job's DDL.
+     */
+    static List<String> tableIdentifiers(String plan) {
         List<String> found = new ArrayList<>();
-        visit(plan, null, found);
+        // Per open container: the key it is the value of (an array's items inherit it), and
+        // whether it is an object.
+        ArrayDeque<String> keys = new ArrayDeque<>();
+        ArrayDeque<Boolean> objects = new ArrayDeque<>();
+        String key = "";
+        boolean expectKey = false;
+        int at = 0;
+        while (at < plan.length()) {
+            char c = plan.charAt(at);
+            if (c == '{' || c == '[') {
+                String inherited = key.isEmpty() && !objects.isEmpty() && !objects.peek() ? keys.peek() : key;
+                keys.push(inherited);
+                objects.push(c == '{');
+                key = "";
+                expectKey = c == '{';
+                at++;
+            } else if (c == '}' || c == ']') {
+                keys.pop();
+                objects.pop();
+                key = "";
+                expectKey = false;
+                at++;
+            } else if (c == ',') {
+                key = "";
+                expectKey = !objects.isEmpty() && objects.peek();
+                at++;
+            } else if (c == '"') {
+                StringBuilder text = new StringBuilder();
+                at = readString(plan, at, text);
+                if (expectKey) {
+                    key = text.toString();
+                    expectKey = false;
+                } else if ("identifier".equals(key) && !objects.isEmpty() && objects.peek() && "table".equals(keys.peek())
+                        && !found.contains(text.toString())) {
+                    found.add(text.toString());
+                }
+            } else {
+                at++; // ':', white space, numbers, true/false/null
+            }
+        }
         return found;
     }
 
-    private static void visit(Object value, String key, List<String> found) {
-        if (value instanceof Map) {
-            Map<?, ?> node = (Map<?, ?>) value;
-            Object identifier = node.get("identifier");
-            if ("table".equals(key) && identifier instanceof String) {
-                if (!found.contains(identifier)) {
-                    found.add((String) identifier);
-                }
-                return;
+    /** Reads the JSON string starting at the quote at `at` into `text`; the offset after it. */
+    private static int readString(String json, int at, StringBuilder text) {
+        int i = at + 1;
+        while (i < json.length()) {
+            char c = json.charAt(i++);
+            if (c == '"') {
+                return i;
             }
-            for (Map.Entry<?, ?> child : node.entrySet()) {
-                visit(child.getValue(), String.valueOf(child.getKey()), found);
+            if (c != '\\') {
+                text.append(c);
+                continue;
             }
-        } else if (value instanceof List) {
-            for (Object item : (List<?>) value) {
-                visit(item, key, found);
+            char escaped = json.charAt(i++);
+            switch (escaped) {
+                case 'b': text.append('\b'); break;
+                case 'f': text.append('\f'); break;
+                case 'n': text.append('\n'); break;
+                case 'r': text.append('\r'); break;
+                case 't': text.append('\t'); break;
+                case 'u': text.append((char) Integer.parseInt(json.substring(i, i + 4), 16)); i += 4; break;
+                default: text.append(escaped); // '"', '\\', '/'
             }
         }
+        throw new IllegalArgumentException("bad JSON: a string that does not end");
     }
 
     private static List<Object> standIns(Session session) {

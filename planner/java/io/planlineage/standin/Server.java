@@ -9,26 +9,52 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The compile server's JVM: one request line of JSON on stdin, one answer line on stdout (see
  * compile_server.py for both shapes), until stdin closes. The caller talks to the JVM directly:
  * no py4j gateway and no Python in between, whose hops and socket round trips cost more than
  * the statements of a small job.
+ *
+ * <p>With {@code --threads N}, N jobs compile at once, each thread with its own {@link Jobs} and
+ * so its own TableEnvironments; answers then come as jobs finish, not in request order (the
+ * caller matches them by "id"). Threads of one JVM share its loaded classes and JIT-compiled
+ * code, which is most of what a JVM's first hundred jobs cost: a backfill of many jobs runs
+ * faster in one JVM with two threads than in two JVMs.
  */
 public final class Server {
     private Server() {}
 
-    public static void main(String[] args) throws IOException {
-        boolean prepareNext = Arrays.asList(args).contains("--prepare-next");
+    public static void main(String[] args) throws IOException, InterruptedException {
+        List<String> options = Arrays.asList(args);
+        boolean prepareNext = options.contains("--prepare-next");
+        int at = options.indexOf("--threads");
+        int threads = at >= 0 && at + 1 < options.size() ? Math.max(1, Integer.parseInt(options.get(at + 1))) : 1;
         PrintStream answers = new PrintStream(
                 new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16), false, "UTF-8");
         // Whatever else would print to stdout (a library, a console logger) goes to the log.
         System.setOut(System.err);
         BufferedReader requests = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        Jobs jobs = new Jobs();
         answers.print("{\"ready\": true}\n");
         answers.flush();
+        if (threads == 1) {
+            serveInTurn(requests, answers, prepareNext);
+        } else {
+            serveAtOnce(requests, answers, prepareNext, threads);
+        }
+        // A normal exit (a class-data archive being recorded is written now); threads a library
+        // started must not keep the JVM alive once its caller has gone.
+        System.exit(0);
+    }
+
+    /** One job after the other, on this thread: no hand-over between threads in a job's way. */
+    private static void serveInTurn(BufferedReader requests, PrintStream answers, boolean prepareNext)
+            throws IOException {
+        Jobs jobs = new Jobs();
         String line;
         while ((line = requests.readLine()) != null) {
             if (line.isBlank()) {
@@ -41,8 +67,38 @@ public final class Server {
                 jobs.prepare(line); // while the caller reads the answer
             }
         }
-        // A normal exit (a class-data archive being recorded is written now); threads a library
-        // started must not keep the JVM alive once its caller has gone.
-        System.exit(0);
+    }
+
+    /** Up to `threads` jobs at once, each thread with Jobs of its own; answered as they finish. */
+    private static void serveAtOnce(BufferedReader requests, PrintStream answers, boolean prepareNext, int threads)
+            throws IOException, InterruptedException {
+        ThreadLocal<Jobs> jobs = ThreadLocal.withInitial(Jobs::new);
+        ExecutorService pool = Executors.newFixedThreadPool(threads, task -> {
+            Thread thread = new Thread(task, "planlineage-jobs");
+            thread.setDaemon(true);
+            return thread;
+        });
+        String line;
+        while ((line = requests.readLine()) != null) {
+            if (line.isBlank()) {
+                continue;
+            }
+            String request = line;
+            pool.execute(() -> {
+                Jobs mine = jobs.get();
+                String answer = mine.answer(request);
+                synchronized (answers) {
+                    answers.print(answer);
+                    answers.print('\n');
+                    answers.flush();
+                }
+                if (prepareNext) {
+                    mine.prepare(request);
+                }
+            });
+        }
+        // Jobs already sent are answered before the JVM exits.
+        pool.shutdown();
+        pool.awaitTermination(1, TimeUnit.HOURS);
     }
 }
