@@ -148,16 +148,19 @@ class SelfHealingPlanner:
             idle.close()
 
 
+_PAGE_MB = os.sysconf("SC_PAGE_SIZE") / (1024 * 1024) if hasattr(os, "sysconf") else 4096 / (1024 * 1024)
+
+
 def process_tree_rss_mb(pid: int) -> float:
-    total = 0
+    """Checked after every job: statm's one line (resident pages second) is the cheapest read."""
+    pages = 0
     for child in [pid, *_descendants(pid)]:
         try:
-            for line in Path(f"/proc/{child}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except (OSError, ValueError):
+            with open(f"/proc/{child}/statm", "rb") as statm:
+                pages += int(statm.read().split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-    return total / 1024
+    return pages * _PAGE_MB
 
 
 def _descendants(pid: int) -> list[int]:
