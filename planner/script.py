@@ -310,31 +310,28 @@ def _is_table_as_select(code: str) -> bool:
         return False
     depth = 0
     i = 0
-    while i < len(code):
-        c = code[i]
-        if c in "'\"`":
-            i = _skip_quoted(code, i, c)
+    # Only quotes, parentheses and the word AS matter: found by the regex engine, not char by char
+    # in Python (a CREATE TABLE with its columns and options is hundreds of characters).
+    while (found := _CTAS_MARKS.search(code, i)) is not None:
+        mark = found.group(0)
+        if mark in "'\"`":
+            i = _skip_quoted(code, found.start(), mark)
             continue
-        if c == "(":
+        if mark == "(":
             depth += 1
-        elif c == ")":
+        elif mark == ")":
             depth -= 1
-        elif (
-            depth == 0
-            and code[i : i + 2].upper() == "AS"
-            and (i == 0 or not code[i - 1].isalnum() and code[i - 1] != "_")
-        ):
-            after = code[i + 2 :]
-            if after[:1].isspace() or after[:1] == "(":
-                following = _leading_words(after, 1)
-                if (
-                    following
-                    and following[0] in {"SELECT", "WITH", "VALUES", "TABLE"}
-                    or after.lstrip().startswith("(")
-                ):
-                    return True
-        i += 1
+        elif depth == 0:
+            after = code[found.start() + 2 :]
+            following = _leading_words(after, 1)
+            if following and following[0] in {"SELECT", "WITH", "VALUES", "TABLE"} or after.lstrip().startswith("("):
+                return True
+        i = found.end()
     return False
+
+
+# A quote, a parenthesis, or AS as a word of its own followed by white space or "(".
+_CTAS_MARKS = re.compile(r"""['"`()]|(?<!\w)AS(?=[\s(])""", re.IGNORECASE)
 
 
 def runtime_mode(statements: list[Statement]) -> Literal["streaming", "batch"]:

@@ -99,6 +99,7 @@ def sink_inputs(plan: dict) -> list[SinkInputs]:
     """
     graph = plan_graph(plan)
     by_sink: dict[str, SinkInputs] = {}
+    tables_of: dict = {}  # per node, read once: sinks of a statement set share their upstream nodes
     for node_id, node in graph.nodes.items():
         sink_table = (node.get("dynamicTableSink") or {}).get("table")
         if not sink_table:
@@ -108,7 +109,9 @@ def sink_inputs(plan: dict) -> list[SinkInputs]:
         upstream = sorted(graph.ancestors(node_id) | {node_id})
         for upstream_id in upstream:
             upstream_node = graph.nodes[upstream_id]
-            for table in embedded_tables(upstream_node):
+            if upstream_id not in tables_of:
+                tables_of[upstream_id] = embedded_tables(upstream_node)
+            for table in tables_of[upstream_id]:
                 use = _use(table, upstream_node)
                 if not any(_same(use, seen) for seen in entry.inputs):
                     entry.inputs.append(use)

@@ -80,3 +80,19 @@ def test_the_training_scripts_compile(provisioned, threaded):
         answer = threaded.compile(request)
         assert answer["ok"], (script, answer.get("error"))
         assert answer["plan"]["nodes"], script
+
+
+def test_tables_named_with_dots_and_backticks_are_described(planner):
+    # The answer describes each table the plan names, read back from the plan's quoted identifier.
+    script = (
+        "CREATE TABLE `src.with``tick` (a INT) WITH ('connector' = 'kafka', 'topic' = 'dotted', "
+        "'properties.bootstrap.servers' = 'k:9092', 'format' = 'json');"
+        "CREATE TABLE `out``put.v1` (a INT) WITH ('connector' = 'blackhole');"
+        "INSERT INTO `out``put.v1` SELECT a FROM `src.with``tick`;"
+    )
+    lineage = extract(script, planner=planner)
+    (sink,) = lineage.sinks
+    assert sink.table == f"{D}out`put.v1" and sink.connector == "blackhole"
+    (source,) = sink.inputs
+    assert source.table == f"{D}src.with`tick" and source.connector == "kafka"
+    assert [(d.namespace, d.name) for d in source.datasets] == [("kafka://k:9092", "dotted")]

@@ -94,7 +94,11 @@ public final class Jobs {
         if (result != null && Boolean.TRUE.equals(answer.get("ok"))) {
             // Flink's JSON has line breaks between tokens only: spaces keep the answer one line.
             String plan = result.plan;
-            out.append(",\"plan\":").append(plan == null ? "null" : plan.replace('\n', ' ').replace('\r', ' '));
+            if (plan != null) {
+                plan = plan.replace('\n', ' ');
+                plan = plan.indexOf('\r') < 0 ? plan : plan.replace('\r', ' ');
+            }
+            out.append(",\"plan\":").append(plan == null ? "null" : plan);
         }
         out.append(",\"timings\":{\"compile_ms\":").append(millis(result == null ? 0 : result.compileNanos));
         out.append(",\"sink_sql_ms\":").append(millis(result == null ? 0 : result.sinkStatementNanos));
@@ -240,50 +244,57 @@ public final class Jobs {
         return null;
     }
 
+    private static final int NO_KEY = 0;
+    private static final int OTHER_KEY = 1;
+    private static final int TABLE_KEY = 2;
+    private static final int IDENTIFIER_KEY = 3;
+
     /**
      * Every table a plan names (as the plan quotes it), wherever a node embeds it: the string
      * "identifier" of each object that is the value of a "table" key (or an item of an array
-     * that is). Read in one pass over the text without building the plan's tree, which took as
-     * long as a small job's DDL.
+     * that is). Read in one pass over the text, without building the plan's tree or any string
+     * but the identifiers: it ran after every compile and took as long as a small job's DDL.
      */
     static List<String> tableIdentifiers(String plan) {
         List<String> found = new ArrayList<>();
-        // Per open container: the key it is the value of (an array's items inherit it), and
-        // whether it is an object.
-        ArrayDeque<String> keys = new ArrayDeque<>();
+        // Per open container: whether it is (in) a table's value, and whether it is an object.
+        ArrayDeque<Boolean> tables = new ArrayDeque<>();
         ArrayDeque<Boolean> objects = new ArrayDeque<>();
-        String key = "";
+        int key = NO_KEY;
         boolean expectKey = false;
         int at = 0;
-        while (at < plan.length()) {
+        int length = plan.length();
+        while (at < length) {
             char c = plan.charAt(at);
             if (c == '{' || c == '[') {
-                String inherited = key.isEmpty() && !objects.isEmpty() && !objects.peek() ? keys.peek() : key;
-                keys.push(inherited);
+                boolean inArray = !objects.isEmpty() && !objects.peek();
+                tables.push(key == TABLE_KEY || key == NO_KEY && inArray && tables.peek());
                 objects.push(c == '{');
-                key = "";
+                key = NO_KEY;
                 expectKey = c == '{';
                 at++;
             } else if (c == '}' || c == ']') {
-                keys.pop();
+                tables.pop();
                 objects.pop();
-                key = "";
+                key = NO_KEY;
                 expectKey = false;
                 at++;
             } else if (c == ',') {
-                key = "";
+                key = NO_KEY;
                 expectKey = !objects.isEmpty() && objects.peek();
                 at++;
             } else if (c == '"') {
-                StringBuilder text = new StringBuilder();
-                at = readString(plan, at, text);
+                int end = endOfString(plan, at);
                 if (expectKey) {
-                    key = text.toString();
+                    key = keyAt(plan, at + 1, end - 1);
                     expectKey = false;
-                } else if ("identifier".equals(key) && !objects.isEmpty() && objects.peek() && "table".equals(keys.peek())
-                        && !found.contains(text.toString())) {
-                    found.add(text.toString());
+                } else if (key == IDENTIFIER_KEY && !objects.isEmpty() && objects.peek() && tables.peek()) {
+                    String identifier = unescape(plan, at + 1, end - 1);
+                    if (!found.contains(identifier)) {
+                        found.add(identifier);
+                    }
                 }
+                at = end;
             } else {
                 at++; // ':', white space, numbers, true/false/null
             }
@@ -291,14 +302,45 @@ public final class Jobs {
         return found;
     }
 
-    /** Reads the JSON string starting at the quote at `at` into `text`; the offset after it. */
-    private static int readString(String json, int at, StringBuilder text) {
-        int i = at + 1;
-        while (i < json.length()) {
-            char c = json.charAt(i++);
-            if (c == '"') {
-                return i;
+    private static int keyAt(String json, int start, int end) {
+        int length = end - start;
+        if (length == 5 && json.startsWith("table", start)) {
+            return TABLE_KEY;
+        }
+        if (length == 10 && json.startsWith("identifier", start)) {
+            return IDENTIFIER_KEY;
+        }
+        return OTHER_KEY;
+    }
+
+    /** The offset after the JSON string whose opening quote is at `at`. */
+    private static int endOfString(String json, int at) {
+        int from = at + 1;
+        while (true) {
+            int quote = json.indexOf('"', from);
+            if (quote < 0) {
+                throw new IllegalArgumentException("bad JSON: a string that does not end");
             }
+            int backslashes = 0;
+            for (int i = quote - 1; i > at && json.charAt(i) == '\\'; i--) {
+                backslashes++;
+            }
+            if (backslashes % 2 == 0) {
+                return quote + 1;
+            }
+            from = quote + 1;
+        }
+    }
+
+    /** The text of a JSON string's content between `start` and `end`, escapes decoded. */
+    private static String unescape(String json, int start, int end) {
+        if (json.indexOf('\\', start) < 0 || json.indexOf('\\', start) >= end) {
+            return json.substring(start, end);
+        }
+        StringBuilder text = new StringBuilder(end - start);
+        int i = start;
+        while (i < end) {
+            char c = json.charAt(i++);
             if (c != '\\') {
                 text.append(c);
                 continue;
@@ -314,7 +356,7 @@ public final class Jobs {
                 default: text.append(escaped); // '"', '\\', '/'
             }
         }
-        throw new IllegalArgumentException("bad JSON: a string that does not end");
+        return text.toString();
     }
 
     private static List<Object> standIns(Session session) {
