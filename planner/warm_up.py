@@ -1,13 +1,11 @@
 """What a new planner compiles before real jobs: one small job, and the training scripts.
 
-`WARM_UP`, a small streaming aggregate, is compiled once when a warm planner starts, so its first
-real job does not pay for loading the planner's classes. The training scripts are the shapes
-platforms submit most (Kafka into JDBC, lookup, interval and temporal joins, window TVFs, CDC
-into upsert sinks, deduplication and Top-N, statement sets, views, OVER aggregates, a batch job
-over files); provisioning compiles them while the JVM records its class-data archive, so that a
-new JVM finds the classes of those shapes already parsed and verified rather than only the
-classes of one aggregate, and a warm planner compiles them at start so that its first jobs of
-each shape are not its slowest.
+`WARM_UP`, a small streaming aggregate, is compiled at provisioning while the JVM records its
+class-data archive. A warm planner compiles it and then the training scripts when it starts: the
+shapes platforms submit most (Kafka into JDBC, lookup, interval and temporal joins, window TVFs,
+CDC into upsert sinks, deduplication and Top-N, statement sets, views, OVER aggregates, a batch
+job over files), so that its first jobs of each shape are not its slowest (the first 30 corpus
+jobs: 1.4-1.5 s after them, 2.6 s after the warm-up job alone).
 """
 
 from __future__ import annotations
