@@ -289,7 +289,7 @@ public final class Jobs {
                     key = keyAt(plan, at + 1, end - 1);
                     expectKey = false;
                 } else if (key == IDENTIFIER_KEY && !objects.isEmpty() && objects.peek() && tables.peek()) {
-                    String identifier = unescape(plan, at + 1, end - 1);
+                    String identifier = (String) Json.read(plan.substring(at, end)); // escapes decoded
                     if (!found.contains(identifier)) {
                         found.add(identifier);
                     }
@@ -330,33 +330,6 @@ public final class Jobs {
             }
             from = quote + 1;
         }
-    }
-
-    /** The text of a JSON string's content between `start` and `end`, escapes decoded. */
-    private static String unescape(String json, int start, int end) {
-        if (json.indexOf('\\', start) < 0 || json.indexOf('\\', start) >= end) {
-            return json.substring(start, end);
-        }
-        StringBuilder text = new StringBuilder(end - start);
-        int i = start;
-        while (i < end) {
-            char c = json.charAt(i++);
-            if (c != '\\') {
-                text.append(c);
-                continue;
-            }
-            char escaped = json.charAt(i++);
-            switch (escaped) {
-                case 'b': text.append('\b'); break;
-                case 'f': text.append('\f'); break;
-                case 'n': text.append('\n'); break;
-                case 'r': text.append('\r'); break;
-                case 't': text.append('\t'); break;
-                case 'u': text.append((char) Integer.parseInt(json.substring(i, i + 4), 16)); i += 4; break;
-                default: text.append(escaped); // '"', '\\', '/'
-            }
-        }
-        return text.toString();
     }
 
     private static List<Object> standIns(Session session) {
