@@ -1,6 +1,5 @@
 package io.planlineage.standin;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -23,6 +22,8 @@ public final class Jobs {
 
     private String spareKey;
     private Environment spare;
+    /** The last request, as answer() read it: prepare() readies an environment for its settings. */
+    private Map<String, Object> lastRequest;
     /** The last job's session: its environment is reused when reset leaves it as fresh. */
     private Session last;
     /** Whether the current job runs on an environment a previous job left (and reset). */
@@ -34,12 +35,16 @@ public final class Jobs {
      * allows that (see Environment), else a new one with the settings of the last request (most
      * jobs of a caller share theirs). Failures are left for the next job to meet and report.
      */
-    public void prepare(String requestJson) {
+    public void prepare() {
         Session done = last;
+        Map<String, Object> request = lastRequest;
         last = null;
+        lastRequest = null;
         spare = null;
+        if (request == null) {
+            return; // the request was unreadable: the next job makes its own environment
+        }
         try {
-            Map<String, Object> request = map(Json.read(requestJson));
             Environment environment = null;
             if (done != null && done.reusable() && done.environment().reset()) {
                 environment = done.environment();
@@ -65,6 +70,7 @@ public final class Jobs {
         Result result = null;
         try {
             Map<String, Object> request = map(Json.read(requestJson));
+            lastRequest = request;
             id = request.get("id");
             Session session;
             try {
@@ -127,11 +133,11 @@ public final class Jobs {
 
     private Session sessionFor(Map<String, Object> request) {
         Environment environment = spare;
-        String key = spareKey;
+        boolean fits = environment != null && sessionKey(request).equals(spareKey);
         spare = null;
         spareKey = null;
-        reused = environment != null && spareReused && sessionKey(request).equals(key);
-        if (environment == null || !sessionKey(request).equals(key)) {
+        reused = fits && spareReused;
+        if (!fits) {
             environment = newEnvironment(request);
         }
         last = new Session(environment, new HashSet<>(strings(request.get("forced_stand_ins"))));
@@ -218,7 +224,7 @@ public final class Jobs {
             } catch (Throwable error) {
                 return result.fail(blame(session, sinkStatement), reason(error), session);
             }
-            for (String identifier : tableIdentifiers(result.plan)) {
+            for (String identifier : tableIdentifiers(Json.read(result.plan))) {
                 Map<String, Object> described = session.describe(identifier);
                 if (described != null) {
                     tables.put((String) described.remove("identifier"), described);
@@ -244,91 +250,30 @@ public final class Jobs {
         return null;
     }
 
-    private static final int NO_KEY = 0;
-    private static final int OTHER_KEY = 1;
-    private static final int TABLE_KEY = 2;
-    private static final int IDENTIFIER_KEY = 3;
-
-    /**
-     * Every table a plan names (as the plan quotes it), wherever a node embeds it: the string
-     * "identifier" of each object that is the value of a "table" key (or an item of an array
-     * that is). Read in one pass over the text, without building the plan's tree or any string
-     * but the identifiers: it ran after every compile and took as long as a small job's DDL.
-     */
-    static List<String> tableIdentifiers(String plan) {
+    /** Every table a plan names (as the plan quotes it), wherever a node embeds it. */
+    static List<String> tableIdentifiers(Object plan) {
         List<String> found = new ArrayList<>();
-        // Per open container: whether it is (in) a table's value, and whether it is an object.
-        ArrayDeque<Boolean> tables = new ArrayDeque<>();
-        ArrayDeque<Boolean> objects = new ArrayDeque<>();
-        int key = NO_KEY;
-        boolean expectKey = false;
-        int at = 0;
-        int length = plan.length();
-        while (at < length) {
-            char c = plan.charAt(at);
-            if (c == '{' || c == '[') {
-                boolean inArray = !objects.isEmpty() && !objects.peek();
-                tables.push(key == TABLE_KEY || key == NO_KEY && inArray && tables.peek());
-                objects.push(c == '{');
-                key = NO_KEY;
-                expectKey = c == '{';
-                at++;
-            } else if (c == '}' || c == ']') {
-                tables.pop();
-                objects.pop();
-                key = NO_KEY;
-                expectKey = false;
-                at++;
-            } else if (c == ',') {
-                key = NO_KEY;
-                expectKey = !objects.isEmpty() && objects.peek();
-                at++;
-            } else if (c == '"') {
-                int end = endOfString(plan, at);
-                if (expectKey) {
-                    key = keyAt(plan, at + 1, end - 1);
-                    expectKey = false;
-                } else if (key == IDENTIFIER_KEY && !objects.isEmpty() && objects.peek() && tables.peek()) {
-                    String identifier = (String) Json.read(plan.substring(at, end)); // escapes decoded
-                    if (!found.contains(identifier)) {
-                        found.add(identifier);
-                    }
-                }
-                at = end;
-            } else {
-                at++; // ':', white space, numbers, true/false/null
-            }
-        }
+        visit(plan, null, found);
         return found;
     }
 
-    private static int keyAt(String json, int start, int end) {
-        int length = end - start;
-        if (length == 5 && json.startsWith("table", start)) {
-            return TABLE_KEY;
-        }
-        if (length == 10 && json.startsWith("identifier", start)) {
-            return IDENTIFIER_KEY;
-        }
-        return OTHER_KEY;
-    }
-
-    /** The offset after the JSON string whose opening quote is at `at`. */
-    private static int endOfString(String json, int at) {
-        int from = at + 1;
-        while (true) {
-            int quote = json.indexOf('"', from);
-            if (quote < 0) {
-                throw new IllegalArgumentException("bad JSON: a string that does not end");
+    private static void visit(Object value, String key, List<String> found) {
+        if (value instanceof Map) {
+            Map<?, ?> node = (Map<?, ?>) value;
+            Object identifier = node.get("identifier");
+            if ("table".equals(key) && identifier instanceof String) {
+                if (!found.contains(identifier)) {
+                    found.add((String) identifier);
+                }
+                return;
             }
-            int backslashes = 0;
-            for (int i = quote - 1; i > at && json.charAt(i) == '\\'; i--) {
-                backslashes++;
+            for (Map.Entry<?, ?> child : node.entrySet()) {
+                visit(child.getValue(), String.valueOf(child.getKey()), found);
             }
-            if (backslashes % 2 == 0) {
-                return quote + 1;
+        } else if (value instanceof List) {
+            for (Object item : (List<?>) value) {
+                visit(item, key, found);
             }
-            from = quote + 1;
         }
     }
 

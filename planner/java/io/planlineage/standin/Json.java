@@ -13,6 +13,10 @@ import java.util.Map;
 final class Json {
     private Json() {}
 
+    /** JSON's one-letter escapes and the characters they stand for, read and written alike. */
+    private static final String ESCAPES = "\"\\/bfnrt";
+    private static final String ESCAPED = "\"\\/\b\f\n\r\t";
+
     /** Objects as LinkedHashMap (order kept), arrays as ArrayList, numbers as Double or Long. */
     static Object read(String text) {
         Reader reader = new Reader(text);
@@ -149,17 +153,12 @@ final class Json {
                 out.append(text, start, at);
                 char escaped = text.charAt(at + 1);
                 at += 2;
-                switch (escaped) {
-                    case 'n': out.append('\n'); break;
-                    case 'r': out.append('\r'); break;
-                    case 't': out.append('\t'); break;
-                    case 'b': out.append('\b'); break;
-                    case 'f': out.append('\f'); break;
-                    case 'u':
-                        out.append((char) Integer.parseInt(text.substring(at, at + 4), 16));
-                        at += 4;
-                        break;
-                    default: out.append(escaped); // " \\ /
+                if (escaped == 'u') {
+                    out.append((char) Integer.parseInt(text.substring(at, at + 4), 16));
+                    at += 4;
+                } else {
+                    int known = ESCAPES.indexOf(escaped);
+                    out.append(known >= 0 ? ESCAPED.charAt(known) : escaped);
                 }
                 start = at;
             }
@@ -202,15 +201,13 @@ final class Json {
             out.append('"');
             for (int i = 0; i < s.length(); i++) {
                 char c = s.charAt(i);
-                switch (c) {
-                    case '"': out.append("\\\""); break;
-                    case '\\': out.append("\\\\"); break;
-                    case '\n': out.append("\\n"); break;
-                    case '\r': out.append("\\r"); break;
-                    case '\t': out.append("\\t"); break;
-                    default:
-                        if (c < 0x20) out.append(String.format("\\u%04x", (int) c));
-                        else out.append(c);
+                int known = c == '/' ? -1 : ESCAPED.indexOf(c); // '/' needs no escape
+                if (known >= 0) {
+                    out.append('\\').append(ESCAPES.charAt(known));
+                } else if (c < 0x20) {
+                    out.append(String.format("\\u%04x", (int) c));
+                } else {
+                    out.append(c);
                 }
             }
             out.append('"');

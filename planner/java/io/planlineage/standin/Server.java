@@ -39,45 +39,24 @@ public final class Server {
         System.setOut(System.err);
         BufferedReader requests = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         send(answers, "{\"ready\": true}");
-        if (threads == 1) {
-            serveInTurn(requests, answers, prepareNext);
-        } else {
-            serveAtOnce(requests, answers, prepareNext, threads);
-        }
+        serve(requests, answers, prepareNext, threads);
         // A normal exit (a class-data archive being recorded is written now); threads a library
         // started must not keep the JVM alive once its caller has gone.
         System.exit(0);
     }
 
-    /**
-     * Writes one line. Encoded in one call: the plan's text is ASCII but for names, and
-     * String.getBytes copies it as is, where a PrintStream's encoder took a third of a
-     * millisecond per answer.
-     */
+    /** Writes one line, encoded in one call rather than through a PrintStream's character encoder. */
     private static void send(OutputStream answers, String line) throws IOException {
         answers.write(line.getBytes(StandardCharsets.UTF_8));
         answers.write('\n');
         answers.flush();
     }
 
-    /** One job after the other, on this thread: no hand-over between threads in a job's way. */
-    private static void serveInTurn(BufferedReader requests, OutputStream answers, boolean prepareNext)
-            throws IOException {
-        Jobs jobs = new Jobs();
-        String line;
-        while ((line = requests.readLine()) != null) {
-            if (line.isBlank()) {
-                continue;
-            }
-            send(answers, jobs.answer(line));
-            if (prepareNext) {
-                jobs.prepare(line); // while the caller reads the answer
-            }
-        }
-    }
-
-    /** Up to `threads` jobs at once, each thread with Jobs of its own; answered as they finish. */
-    private static void serveAtOnce(BufferedReader requests, OutputStream answers, boolean prepareNext, int threads)
+    /**
+     * Up to `threads` jobs at once, each thread with Jobs of its own; answered as they finish. The
+     * next request is read while a job runs (one thread: still one job after the other).
+     */
+    private static void serve(BufferedReader requests, OutputStream answers, boolean prepareNext, int threads)
             throws IOException, InterruptedException {
         ThreadLocal<Jobs> jobs = ThreadLocal.withInitial(Jobs::new);
         ExecutorService pool = Executors.newFixedThreadPool(threads, task -> {
@@ -102,7 +81,7 @@ public final class Server {
                     }
                 }
                 if (prepareNext) {
-                    mine.prepare(request);
+                    mine.prepare(); // while the caller reads the answer
                 }
             });
         }

@@ -19,9 +19,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Flink finds table factories by reading every jar's service files: for every table a
  * statement names (legacy factories first, then dynamic ones), every source and sink it plans,
- * every new environment. A tenth of a warm JVM's time went to reading the same files from the
- * same jars again (measured with JFR on 200 jobs, Flink 1.20). A running JVM's class path does not
- * change, so its files are read once and served from memory. Jars a job adds (ADD JAR, USING
+ * every new environment, the same files from the same jars again (read once, a warm job's median
+ * time in the JVM went from 13.6 to 13.0 ms: 200 corpus jobs, Flink 1.20). A running JVM's class
+ * path does not change, so its files are read once and served from memory. Jars a job adds (ADD JAR, USING
  * JAR) belong to the environment's own class loader, below this one, which reads theirs each
  * time as before. Classes are not touched: every one is loaded by the JVM's class loader.
  */
