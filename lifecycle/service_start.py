@@ -112,16 +112,10 @@ def lower_priority() -> None:
             os.setpriority(os.PRIO_PROCESS, 0, nice_level())
     except (OSError, AttributeError):
         pass
-    # Linux with autogroup scheduling (the default of most distributions) shares the CPU between
-    # sessions first, whatever their processes' nice values: a service in its own session would
-    # get as much CPU as all the callers together.  Its session's group is niced too (only when it
-    # leads its session: never the group of a library caller).
-    try:
-        if os.getsid(0) == os.getpid():
-            with open("/proc/self/autogroup", "w") as group:
-                group.write(str(nice_level()))
-    except OSError:
-        pass  # no autogroup (or not Linux): the nice value above is what counts
+    if os.getsid(0) == os.getpid():  # its own session: its group too (never a library caller's)
+        from planlineage.line_child import nice_session_group
+
+        nice_session_group("self", nice_level())
 
 
 def recover(store, undelivered: bool = False) -> bool:

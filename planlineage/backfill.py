@@ -124,10 +124,15 @@ def run(
             line = _one(script, planner, jars, identity, columns)
             record(line, time.monotonic() - began)
 
-    warm_planners = [WarmWorkerPlanner(provisioned, limits) for _ in range(warm_slots)]
-    owned: list[SelfHealingPlanner | WarmWorkerPlanner] = [*warm_planners, *([shared] if shared else [])]
-    planners = [*warm_planners, *([shared] * (threads_in_jvm + 1) if shared else [])]
-    threads = [threading.Thread(target=worker, args=(planner,), daemon=True) for planner in planners]
+    owned: list[SelfHealingPlanner | WarmWorkerPlanner] = [
+        WarmWorkerPlanner(provisioned, limits) for _ in range(warm_slots)
+    ]
+    # One worker thread per warm slot, and one more than its threads for the new JVM.
+    workers = [*owned]
+    if shared:
+        owned.append(shared)
+        workers += [shared] * (threads_in_jvm + 1)
+    threads = [threading.Thread(target=worker, args=(planner,), daemon=True) for planner in workers]
     try:
         for thread in threads:
             thread.start()

@@ -36,18 +36,27 @@ def child_env(java: str, drop: tuple[str, ...] = ()) -> dict[str, str]:
     return env
 
 
+def nice_session_group(pid: int | str, nice: int) -> None:
+    """Gives the session group of ``pid`` (a process leading a session of its own; ``"self"``)
+    the nice value ``nice``. Linux's autogroup scheduling (most distributions' default) shares the
+    CPU between sessions before nice values count, so such a process would otherwise get as much
+    CPU as everything else together. No autogroup (or not Linux): its nice value is what counts."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as group:
+            group.write(str(nice))
+    except OSError:
+        pass
+
+
 def _keep_niceness(pid: int) -> None:
-    """A child in a session of its own keeps its parent's niceness under Linux's autogroup
-    scheduling too (most distributions' default: the CPU is shared between sessions before nice
-    values count, so a niced compile service's JVM would otherwise get as much CPU as everything
-    else together).  Done as soon as it is started, before its JVM's start-up work."""
+    """A child in a session of its own keeps its parent's niceness, as soon as it is started,
+    before its JVM's start-up work."""
     try:
         nice = os.getpriority(os.PRIO_PROCESS, 0)
-        if nice > 0:
-            with open(f"/proc/{pid}/autogroup", "w") as group:
-                group.write(str(nice))
     except (OSError, AttributeError):
-        pass  # no autogroup (or not Linux), or the child is gone: its nice value is what counts
+        return
+    if nice > 0:
+        nice_session_group(pid, nice)
 
 
 class LineChild:

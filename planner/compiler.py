@@ -48,7 +48,6 @@ class Planner(LineChild):
             command.append("--prepare-next")
         if threads > 1:
             command += ["--threads", str(threads)]
-        self.threads = threads
         options = list(JAVA_OPTIONS)
         if provisioned.class_archive.exists():
             # Class-data sharing archive made at provisioning: about 1 s off every JVM start.

@@ -99,7 +99,7 @@ def sink_inputs(plan: dict) -> list[SinkInputs]:
     """
     graph = plan_graph(plan)
     by_sink: dict[str, SinkInputs] = {}
-    tables_of: dict = {}  # per node, read once: sinks of a statement set share their upstream nodes
+    tables_of: dict[object, list[dict]] = {}  # per node, read once: sinks of a statement set share their upstream nodes
     for node_id, node in graph.nodes.items():
         sink_table = (node.get("dynamicTableSink") or {}).get("table")
         if not sink_table:

@@ -15,10 +15,11 @@ Request:  {"id": .., "statements": [{"sql": .., "line": .., "inserts": [{"target
            "table_schemas": {"cat.db.t": {"column": "TYPE"}}}
 Answer:   {"id": .., "ok": true, "tables": {"cat.db.t": {..}}, "kinds": [..],
            "stand_ins": [{"kind": "function" | "table", "name": .., ..}], "plan": {..} | null,
-           "timings": {"compile_ms": .., "server_ms": ..}}
+           "timings": {"compile_ms": .., "sink_sql_ms": .., "server_ms": ..}}
        or {"id": .., "ok": false, "error": {"statement": i | null, "message": ..}, "stand_ins": [..], "timings": {..}}
-The first line is {"ready": true}. "compile_ms" is the bare compilePlan call of the job, the
-floor a warm planner can approach; "server_ms" the whole job inside the JVM.
+The first line is {"ready": true}. "compile_ms" is the bare compilePlan call of the job,
+"sink_sql_ms" the statements that declare its sinks (parsed and validated: with compile_ms, what
+compilePlanSql costs, the floor a warm planner can approach); "server_ms" the whole job in the JVM.
 """
 
 from __future__ import annotations
