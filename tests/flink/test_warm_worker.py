@@ -103,6 +103,7 @@ def test_planners_are_recycled_after_a_number_of_jobs_or_memory(provisioned):
             assert planner.compile(warm.WARM_UP)["ok"]
         assert planner.generation == 2
         planner.limits.max_rss_mb = 1  # any JVM is larger: recycled after every job
+        planner.limits.memory_check_seconds = 0  # read after every job, not at most twice a second
         assert planner.compile(warm.WARM_UP)["ok"] and planner.planner_pid is None
         assert planner.compile(warm.WARM_UP)["ok"] and planner.planner_pid is None
         assert planner.generation == 3

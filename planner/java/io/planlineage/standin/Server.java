@@ -54,10 +54,24 @@ public final class Server {
 
     /**
      * Up to `threads` jobs at once, each thread with Jobs of its own; answered as they finish. The
-     * next request is read while a job runs (one thread: still one job after the other).
+     * next request is read while a job runs. One thread answers on the thread that reads: handing
+     * each job to another thread cost about 0.06 ms of a warm job's ~15 ms.
      */
     private static void serve(BufferedReader requests, OutputStream answers, boolean prepareNext, int threads)
             throws IOException, InterruptedException {
+        if (threads == 1) {
+            Jobs jobs = new Jobs();
+            String line;
+            while ((line = requests.readLine()) != null) {
+                if (!line.isBlank()) {
+                    send(answers, jobs.answer(line));
+                    if (prepareNext) {
+                        jobs.prepare(); // while the caller reads the answer
+                    }
+                }
+            }
+            return;
+        }
         ThreadLocal<Jobs> jobs = ThreadLocal.withInitial(Jobs::new);
         ExecutorService pool = Executors.newFixedThreadPool(threads, task -> {
             Thread thread = new Thread(task, "planlineage-jobs");
