@@ -219,16 +219,11 @@ def socket_path(minor: str) -> Path:
 
 def _call(path: Path, message: dict, timeout: float) -> dict:
     """One message on a connection of its own (status, stop, start-up checks)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(CONNECT_TIMEOUT)
-        conn.connect(str(path))
-        conn.settimeout(timeout)
-        conn.sendall(json.dumps(message).encode() + b"\n")
-        reader = conn.makefile("rb")
-        line = reader.readline()
-    if not line:
-        raise WorkerError("the warm planner closed the connection")
-    return json.loads(line)
+    conn = _Connection(path)
+    try:
+        return json.loads(conn.ask(json.dumps(message).encode() + b"\n", timeout))
+    finally:
+        conn.close()
 
 
 class _Connection:
