@@ -64,6 +64,7 @@ def build_request(
             {
                 "sql": s.for_planner(),
                 "line": s.line,
+                "kind": _kind(s),
                 **({"inserts": inserts(s.for_planner())} if catalogs and s.kind in sql_script.SINKS else {}),
             }
             for s in sent
@@ -81,3 +82,13 @@ def build_request(
         "table_schemas": dict(table_schemas or {}) if catalogs else {},
     }
     return request, sent, mode
+
+
+def _kind(statement: sql_script.Statement) -> str:
+    """What a statement is, for the planner: "create-table" for CREATE [TEMPORARY] TABLE without AS
+    (the JVM converts a job's leading run of them on two threads: see ParallelDeclarations)."""
+    words = statement.words
+    table = words[:2] == ["CREATE", "TABLE"] or words[:3] == ["CREATE", "TEMPORARY", "TABLE"]
+    if statement.kind is sql_script.Kind.DDL and table:
+        return "create-table"
+    return statement.kind.value

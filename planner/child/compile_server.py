@@ -17,6 +17,9 @@ Answer:   {"id": .., "ok": true, "tables": {"cat.db.t": {..}}, "kinds": [..],
            "stand_ins": [{"kind": "function" | "table", "name": .., ..}], "plan": {..} | null,
            "timings": {"compile_ms": .., "sink_sql_ms": .., "server_ms": ..}}
        or {"id": .., "ok": false, "error": {"statement": i | null, "message": ..}, "stand_ins": [..], "timings": {..}}
+A long-lived JVM that compiles one job at a time also says how many of the job's leading tables
+its helper thread converted ("converted_alongside", see ParallelDeclarations.java) and whether
+the job ran on an environment a previous job left ("reused_environment").
 The first line is {"ready": true}. "compile_ms" is the bare compilePlan call of the job,
 "sink_sql_ms" the statements that declare its sinks (parsed and validated: with compile_ms, what
 compilePlanSql costs, the floor a warm planner can approach); "server_ms" the whole job in the JVM.

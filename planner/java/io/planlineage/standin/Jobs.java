@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import org.apache.flink.table.operations.Operation;
+
 /**
  * The compile server's jobs, each in one call from Python: the request's JSON in, the answer's
  * JSON out (see compile_server.py for both shapes). A py4j round trip costs about as much as
@@ -19,6 +21,17 @@ import java.util.TreeMap;
  * caller reads the last answer.
  */
 public final class Jobs {
+
+    /** Converts a job's leading tables alongside the job; null when there is no helper. */
+    private final ParallelDeclarations declarations;
+
+    /**
+     * @param helper whether a helper thread converts each job's leading tables alongside it (see
+     *     ParallelDeclarations): for a long-lived JVM that compiles one job at a time
+     */
+    public Jobs(boolean helper) {
+        this.declarations = helper ? new ParallelDeclarations() : null;
+    }
 
     private String spareKey;
     private Environment spare;
@@ -52,6 +65,9 @@ public final class Jobs {
             spareReused = environment != null;
             spare = environment != null ? environment : newEnvironment(request);
             spareKey = sessionKey(request);
+            if (declarations != null) {
+                declarations.prepare(spareKey, () -> newEnvironment(request));
+            }
         } catch (Throwable error) {
             spare = null;
         }
@@ -144,7 +160,7 @@ public final class Jobs {
         return last;
     }
 
-    private static Result run(Session session, Map<String, Object> request) {
+    private Result run(Session session, Map<String, Object> request) {
         Result result = new Result();
         try {
             for (Map.Entry<String, Object> hint : map(request.get("function_hints")).entrySet()) {
@@ -182,9 +198,36 @@ public final class Jobs {
             }
         }
 
+        List<Object> statements = list(request.get("statements"));
+        ParallelDeclarations.Run ahead = startAhead(request, statements);
+        try {
+            return runStatements(session, statements, ahead, result);
+        } finally {
+            if (ahead != null) {
+                result.answer.put("converted_alongside", ahead.finish());
+            }
+        }
+    }
+
+    /** The job's leading tables converted alongside it, when it has a run of them (see ParallelDeclarations). */
+    private ParallelDeclarations.Run startAhead(Map<String, Object> request, List<Object> statements) {
+        if (declarations == null || !list(request.get("jars")).isEmpty()) {
+            return null; // with jars, a table's types may need classes only the job's environment has
+        }
+        List<String> sql = new ArrayList<>();
+        List<String> kinds = new ArrayList<>();
+        for (Object item : statements) {
+            Map<String, Object> statement = map(item);
+            sql.add(String.valueOf(statement.get("sql")));
+            kinds.add(String.valueOf(statement.get("kind")));
+        }
+        return declarations.start(sql, kinds, sessionKey(request), () -> newEnvironment(request));
+    }
+
+    private static Result runStatements(Session session, List<Object> statements, ParallelDeclarations.Run ahead,
+            Result result) {
         List<Object> kinds = new ArrayList<>();
         List<Integer> sinkStatement = new ArrayList<>(); // which statement each collected sink came from
-        List<Object> statements = list(request.get("statements"));
         for (int index = 0; index < statements.size(); index++) {
             Map<String, Object> statement = map(statements.get(index));
             int before = session.sinkCount();
@@ -202,7 +245,9 @@ public final class Jobs {
             }
             long started = System.nanoTime();
             try {
-                kinds.add(session.execute(String.valueOf(statement.get("sql"))));
+                String sql = String.valueOf(statement.get("sql"));
+                List<Operation> converted = ahead != null && ahead.covers(index) ? ahead.take(index, session) : null;
+                kinds.add(converted != null ? session.apply(converted) : session.execute(sql));
             } catch (Throwable error) {
                 return result.fail(index, reason(error), session);
             }

@@ -62,7 +62,7 @@ public final class Server {
      */
     private static void serveInTurn(BufferedReader requests, OutputStream answers, boolean prepareNext)
             throws IOException {
-        Jobs jobs = new Jobs();
+        Jobs jobs = new Jobs(prepareNext); // long-lived and one job at a time: a helper pays off
         String line;
         while ((line = requests.readLine()) != null) {
             if (!line.isBlank()) {
@@ -80,7 +80,7 @@ public final class Server {
      */
     private static void serveAtOnce(BufferedReader requests, OutputStream answers, boolean prepareNext, int threads)
             throws IOException, InterruptedException {
-        ThreadLocal<Jobs> jobs = ThreadLocal.withInitial(Jobs::new);
+        ThreadLocal<Jobs> jobs = ThreadLocal.withInitial(() -> new Jobs(false));
         ExecutorService pool = Executors.newFixedThreadPool(threads, task -> {
             Thread thread = new Thread(task, "planlineage-jobs");
             thread.setDaemon(true);

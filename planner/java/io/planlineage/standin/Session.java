@@ -117,20 +117,32 @@ public final class Session {
      * are not executed and sinks are collected instead of submitted. Returns what it was.
      */
     String execute(String statement) throws Exception {
+        return apply(parse(statement));
+    }
+
+    /** A statement's operations, parsed and converted in this job's environment; nothing is run yet. */
+    List<Operation> parse(String statement) throws Exception {
         // Undeclared tables of stand-in catalogs learn the columns the statement reads.
-        List<Operation> operations = catalogs.learning(statement, () -> {
+        return catalogs.learning(statement, () -> {
             List<Operation> parsed = tEnv.getParser().parse(statement);
             catalogs.planIfLearning(parsed);
             return parsed;
         });
+    }
+
+    /**
+     * Runs a statement's operations, converted here by {@link #parse} or, for the job's leading
+     * tables, by {@link ParallelDeclarations}; returns what the statement was.
+     */
+    String apply(List<Operation> operations) throws Exception {
         String kind = "";
         for (Operation operation : operations) {
-            kind = apply(operation);
+            kind = applyOne(operation);
         }
         return kind;
     }
 
-    private String apply(Operation operation) throws Exception {
+    private String applyOne(Operation operation) throws Exception {
         String type = operation.getClass().getSimpleName();
         if (operation instanceof SetOperation) {
             SetOperation set = (SetOperation) operation;
