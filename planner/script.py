@@ -306,7 +306,7 @@ def _is_table_as_select(code: str) -> bool:
     """CREATE [OR REPLACE] [TEMPORARY] TABLE ... AS <query> at parenthesis depth 0."""
     words = _leading_words(code, 5)
     head = [w for w in words if w not in {"OR", "REPLACE", "TEMPORARY", "CREATE"}]
-    if not head or head[0] != "TABLE":
+    if not head or head[0] != "TABLE" or not _AS_QUERY.search(code):
         return False
     depth = 0
     i = 0
@@ -332,6 +332,12 @@ def _is_table_as_select(code: str) -> bool:
 
 # A quote, a parenthesis, or AS as a word of its own followed by white space or "(".
 _CTAS_MARKS = re.compile(r"""['"`()]|(?<!\w)AS(?=[\s(])""", re.IGNORECASE)
+# What the scan above needs to find, wherever it stands: an AS followed by "(" or by a query's
+# first word. Most CREATE TABLE statements have none (their AS are computed columns and
+# watermarks) and skip the scan, a third of splitting a script.
+_AS_QUERY = re.compile(
+    r"(?<!\w)AS(?=[\s(])(?:\s*\(|[^A-Za-z_]*(?:SELECT|WITH|VALUES|TABLE)(?![A-Za-z0-9_]))", re.IGNORECASE
+)
 
 
 def runtime_mode(statements: list[Statement]) -> Literal["streaming", "batch"]:

@@ -122,18 +122,20 @@ def embedded_tables(node: dict) -> list[dict]:
     """Every table a node reads: any `table` object with an identifier, the sink's own excepted."""
     found: list[dict] = []
 
-    def visit(value, key: str | None) -> None:
-        if isinstance(value, dict):
-            if key == "table" and isinstance(value.get("identifier"), str):
-                found.append(value)
-                return
-            for child_key, child in value.items():
-                if child_key == "dynamicTableSink":
-                    continue
-                visit(child, child_key)
-        elif isinstance(value, list):
+    # Only containers are visited: most values are strings and numbers, and a call for each of
+    # them cost more than the rest of the walk.
+    def visit(value: dict | list, key: str | None) -> None:
+        if type(value) is list:
             for item in value:
-                visit(item, key)
+                if type(item) is dict or type(item) is list:
+                    visit(item, key)
+            return
+        if key == "table" and isinstance(value.get("identifier"), str):
+            found.append(value)
+            return
+        for child_key, child in value.items():
+            if (type(child) is dict or type(child) is list) and child_key != "dynamicTableSink":
+                visit(child, child_key)
 
     visit(node, None)
     return found
