@@ -113,6 +113,8 @@ def _is_secret_pair(pair: str) -> bool:
 
 def strip_credentials(value: str) -> str:
     """Remove credentials outright (used on dataset namespaces/names, never masked into them)."""
+    if "@" not in value and "=" not in value and "?" not in value:
+        return value  # every form below needs one of these: most option values are plain words
     out = _ORACLE_USER_PW.sub(lambda m: m["lead"] + "@", value)
     out = _USERINFO.sub(lambda m: m["lead"] if ":" in m["userinfo"] else m.group(0), out)
     out = _TOKEN_USERINFO.sub(lambda m: m["lead"], out)
@@ -156,16 +158,18 @@ def secret_values(options: Mapping[str, str]) -> list[str]:
                 inner = next(g for g in m.groups() if g is not None)
                 if inner:
                     found.add(inner)
-        # passwords embedded in URL-valued options
-        for m in _USERINFO.finditer(value):
-            _, sep, pw = m["userinfo"].partition(":")
-            if sep and pw:
-                found.add(pw)
-        for m in _ORACLE_USER_PW.finditer(value):
-            found.add(m["pw"])
-        for m in _PARAM.finditer(value):
-            if _secret_param(m["key"]) and m["key"].lower() not in _USER_PARAM_KEYS and m["value"]:
-                found.add(m["value"])
+        # passwords embedded in URL-valued options (user-info needs an @, a parameter an =)
+        if "@" in value:
+            for m in _USERINFO.finditer(value):
+                _, sep, pw = m["userinfo"].partition(":")
+                if sep and pw:
+                    found.add(pw)
+            for m in _ORACLE_USER_PW.finditer(value):
+                found.add(m["pw"])
+        if "=" in value:
+            for m in _PARAM.finditer(value):
+                if _secret_param(m["key"]) and m["key"].lower() not in _USER_PARAM_KEYS and m["value"]:
+                    found.add(m["value"])
     return sorted(found, key=len, reverse=True)
 
 
