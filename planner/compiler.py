@@ -56,7 +56,9 @@ class Planner(LineChild):
         command += [f"--java-option={option}" for option in options]
         self.jobs = 0
         name = "the Flink planner"
-        super().__init__(command, child_env(java), provisioned.log, name, start_timeout, close_timeout=5.0)
+        super().__init__(
+            command, child_env(java), provisioned.log, name, start_timeout, close_timeout=5.0, in_turn=threads == 1
+        )
         if not self.hello.get("ready"):
             self.close()
             raise PlannerError(f"the Flink {provisioned.flink.version} planner did not start; see {provisioned.log}")
