@@ -77,7 +77,6 @@ def extract(
     provisioned = planner.provisioned if planner else ensure(flink_version)
     schemas = dict(identity.schemas) if identity else {}
     request, sent, mode = build_request(statements, provisioned, jars, table_schemas=schemas)
-    secrets = script_options(script)
     script_warnings = [
         f"statement at line {s.line} runs a plan file compiled elsewhere (EXECUTE PLAN): the sinks of that "
         "plan are not in this lineage; analyse the script the plan was compiled from"
@@ -101,6 +100,7 @@ def extract(
             answer = compile_job(request, timeout)
         answer = retype_stand_in_functions(answer, request, sent, compile_job, timeout)
     if not answer.get("ok"):
+        secrets = script_options(script)
         failure = _compile_error(answer.get("error") or {}, sent, secrets)
         degraded = _static_fallback(answer, statements, sent, identity, secrets, failure)
         if degraded is None:
@@ -134,9 +134,18 @@ def extract(
         flink_version=provisioned.flink.version,
         runtime_mode=mode,
         sinks=sinks,
-        warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
+        # The script's options are read only when there is text to redact: most jobs have none.
+        warnings=_redacted(warnings, script),
         stand_ins=_stand_ins(answer.get("stand_ins") or [], tables),
     )
+
+
+def _redacted(warnings: list[str], script: str) -> list[str]:
+    """The warnings, once each, without any option value of the script that is a secret."""
+    if not warnings:
+        return []
+    secrets = script_options(script)
+    return [redact_text(w, secrets) for w in dict.fromkeys(warnings)]
 
 
 def _static_fallback(answer: dict, statements, sent, identity, secrets, reason: ExtractError):
