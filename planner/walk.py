@@ -125,7 +125,7 @@ def embedded_tables(node: dict) -> list[dict]:
     # Only containers are visited: most values are strings and numbers, and a call for each of
     # them cost more than the rest of the walk.
     def visit(value: dict | list, key: str | None) -> None:
-        if type(value) is list:
+        if isinstance(value, list):
             for item in value:
                 if type(item) is dict or type(item) is list:
                     visit(item, key)
