@@ -27,7 +27,6 @@ from planlineage.planner.function_usage import refine_from_sink_mismatch
 from planlineage.planner.provision import ensure
 from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
-from planlineage.planner.static_lineage import static_lineage
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
 from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.secrets import redact_text
@@ -167,6 +166,8 @@ def _static_fallback(answer: dict, statements, sent, identity, secrets, reason: 
             secrets,
         )
     ]
+    from planlineage.planner.static_lineage import static_lineage  # only a failed compile reads the text
+
     sinks = []
     for found in static_lineage(statements):
         sink = _static_table(found.table, found.options, identity, warnings)

@@ -26,7 +26,6 @@ Rules, following what openlineage-flink and openlineage-spark emit for the same 
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -154,6 +153,8 @@ def _metastore(props: Mapping[str, str]) -> str | None:
 def _hive_site_uris(conf_dir: str | None) -> str | None:
     if not conf_dir:
         return None
+    import xml.etree.ElementTree as ElementTree  # only Hive catalogs with a conf dir read XML
+
     site = Path(conf_dir) / "hive-site.xml"
     try:
         root = ElementTree.parse(site).getroot()
