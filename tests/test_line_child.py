@@ -6,6 +6,7 @@ import json
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -96,32 +97,23 @@ for line in sys.stdin:
 
 @pytest.fixture
 def in_turn(tmp_path):
-    running = LineChild(
-        [sys.executable, "-c", IN_TURN_CHILD], {}, tmp_path / "child.log", "the test child", 10, 5, in_turn=True
-    )
-    yield running
-    running.close()
+    running = LineChild([sys.executable, "-c", IN_TURN_CHILD], {}, tmp_path / "c.log", "a child", 10, 5, in_turn=True)
+    try:
+        yield running
+    finally:
+        running.close()
 
 
 def test_in_turn_each_asker_reads_its_own_answer(in_turn):
-    assert in_turn.hello == {"ready": True}
-    results: dict[int, str] = {}
+    def echoes(n: int) -> list[int]:
+        return [json.loads(in_turn.ask_raw({"n": n}, timeout=10))["echo"] for _ in range(20)]
 
-    def ask(n: int) -> None:
-        for _ in range(20):
-            answer = json.loads(in_turn.ask_raw({"n": n}, timeout=10))
-            results[n] = answer["echo"]
-            assert answer["echo"] == n
-
-    threads = [threading.Thread(target=ask, args=(n,)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(20)
-    assert results == {n: n for n in range(4)}
+    with ThreadPoolExecutor(4) as pool:  # four threads asking at once take turns
+        assert list(pool.map(echoes, range(4))) == [[n] * 20 for n in range(4)]
 
 
 def test_in_turn_a_long_answer_arrives_whole(in_turn):
+    assert in_turn.hello == {"ready": True}  # read past the chatter before it, in turn too
     answer = json.loads(in_turn.ask_raw({"n": 1, "size": 300_000}, timeout=10))  # several pipe reads
     assert answer["echo"] == 1 and len(answer["pad"]) == 300_000
     assert json.loads(in_turn.ask_raw({"n": 2}, timeout=10))["echo"] == 2  # nothing left over
