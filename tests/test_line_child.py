@@ -113,7 +113,7 @@ def test_in_turn_each_asker_reads_its_own_answer(in_turn):
 
 
 def test_in_turn_a_long_answer_arrives_whole(in_turn):
-    assert in_turn.hello == {"ready": True}  # read past the chatter before it, in turn too
+    assert in_turn.hello == {"ready": True}  # read by the constructor, in turn too
     answer = json.loads(in_turn.ask_raw({"n": 1, "size": 300_000}, timeout=10))  # several pipe reads
     assert answer["echo"] == 1 and len(answer["pad"]) == 300_000
     assert json.loads(in_turn.ask_raw({"n": 2}, timeout=10))["echo"] == 2  # nothing left over
