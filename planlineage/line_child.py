@@ -104,7 +104,7 @@ class LineChild:
             self._fd = self._process.stdout.fileno()  # read raw: what is read is in _pending
             self._pending = bytearray()
             self._turn = threading.Lock()
-            self.hello = self._message_in_turn(deadline)
+            self.hello = self._message(deadline)
             return
         self._waiting: dict[int, queue.Queue[str | None]] = {}
         self._ended = False
@@ -134,7 +134,7 @@ class LineChild:
     def _message(self, deadline: float) -> dict:
         """The next protocol message nobody waits for (a JSON object with ``ready`` or ``id``)."""
         while True:
-            line = self._wait(self._unrouted, deadline)
+            line = self._line_in_turn(deadline) if self._in_turn else self._wait(self._unrouted, deadline)
             try:
                 message = json.loads(line)
             except ValueError:
@@ -149,8 +149,7 @@ class LineChild:
         except queue.Empty:
             raise self._timeout() from None
         if line is None:
-            code = self._process.wait()
-            raise PlannerError(f"{self.name} exited (code {code}); see {self.log_path}")
+            raise self._exited()
         return line
 
     def ask_raw(self, request: dict, timeout: float) -> str:
@@ -201,16 +200,6 @@ class LineChild:
         finally:
             self._turn.release()
 
-    def _message_in_turn(self, deadline: float) -> dict:
-        """(in_turn) The next protocol message (a JSON object with ``ready`` or ``id``)."""
-        while True:
-            try:
-                message = json.loads(self._line_in_turn(deadline))
-            except ValueError:
-                continue
-            if isinstance(message, dict) and ("ready" in message or "id" in message):
-                return message
-
     def _line_in_turn(self, deadline: float) -> str:
         """(in_turn) The child's next line that may be a message (chatter is skipped); the child
         is closed when none comes before ``deadline``."""
@@ -227,9 +216,12 @@ class LineChild:
                 raise self._timeout()
             chunk = os.read(self._fd, 1 << 16)
             if not chunk:
-                code = self._process.wait()
-                raise PlannerError(f"{self.name} exited (code {code}); see {self.log_path}")
+                raise self._exited()
             self._pending += chunk
+
+    def _exited(self) -> PlannerError:
+        """The error of a child whose output ended."""
+        return PlannerError(f"{self.name} exited (code {self._process.wait()}); see {self.log_path}")
 
     def _timeout(self) -> PlannerTimeout:
         """The error of an answer that did not come in time, the child closed."""

@@ -134,16 +134,13 @@ def extract(
         runtime_mode=mode,
         sinks=sinks,
         # The script's options are read only when there is text to redact: most jobs have none.
-        warnings=_redacted(warnings, script),
+        warnings=_redacted(warnings, script_options(script) if warnings else {}),
         stand_ins=_stand_ins(answer.get("stand_ins") or [], tables),
     )
 
 
-def _redacted(warnings: list[str], script: str) -> list[str]:
-    """The warnings, once each, without any option value of the script that is a secret."""
-    if not warnings:
-        return []
-    secrets = script_options(script)
+def _redacted(warnings: list[str], secrets: dict[str, str]) -> list[str]:
+    """The warnings, once each, without any of the script's secret option values."""
     return [redact_text(w, secrets) for w in dict.fromkeys(warnings)]
 
 
@@ -173,7 +170,7 @@ def _static_fallback(answer: dict, statements, sent, identity, secrets, reason: 
         sink = _static_table(found.table, found.options, identity, warnings)
         inputs = [_static_table(name, options, identity, warnings) for name, options in found.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs, method="static"))
-    return sinks, [redact_text(w, secrets) for w in dict.fromkeys(warnings)]
+    return sinks, _redacted(warnings, secrets)
 
 
 def _static_table(name: str, options: dict, identity, warnings: list[str]) -> TableLineage:

@@ -147,7 +147,7 @@ final class ParallelDeclarations {
                 } catch (Throwable error) {
                     result = FAILED;
                 }
-                put(mine, result);
+                put(mine, result, false);
             }
         }
 
@@ -162,9 +162,8 @@ final class ParallelDeclarations {
             try {
                 for (String set : sets) {
                     for (Operation operation : environment.tEnv.getParser().parse(set)) {
-                        SetOperation pair = operation instanceof SetOperation ? (SetOperation) operation : null;
-                        if (pair != null && pair.getKey().isPresent() && pair.getValue().isPresent()) {
-                            environment.tEnv.getConfig().set(pair.getKey().get(), pair.getValue().get());
+                        if (operation instanceof SetOperation) {
+                            Session.applySet(environment.tEnv, (SetOperation) operation);
                         }
                     }
                 }
@@ -185,10 +184,7 @@ final class ParallelDeclarations {
                 } catch (Throwable error) {
                     result = FAILED;
                 }
-                synchronized (this) {
-                    helped++;
-                }
-                put(mine, result);
+                put(mine, result, true);
             }
         }
 
@@ -203,8 +199,11 @@ final class ParallelDeclarations {
             return -1;
         }
 
-        private synchronized void put(int index, Object result) {
+        private synchronized void put(int index, Object result, boolean byHelper) {
             converted[index - first] = result;
+            if (byHelper) {
+                helped++;
+            }
             notifyAll();
         }
     }

@@ -145,9 +145,7 @@ public final class Session {
     private String applyOne(Operation operation) throws Exception {
         String type = operation.getClass().getSimpleName();
         if (operation instanceof SetOperation) {
-            SetOperation set = (SetOperation) operation;
-            if (set.getKey().isPresent() && set.getValue().isPresent()) {
-                tEnv.getConfig().set(set.getKey().get(), set.getValue().get());
+            if (applySet(tEnv, (SetOperation) operation)) {
                 // compilePlan copies the options into the executor's configuration too, where
                 // no reset reaches: the next job gets a new environment.
                 reusable = false;
@@ -213,6 +211,15 @@ public final class Session {
         }
         tEnv.executeInternal(operation);
         return "ddl";
+    }
+
+    /** Sets the option a SET names (true), or does nothing for a SET that only lists them (false). */
+    static boolean applySet(TableEnvironmentInternal tEnv, SetOperation set) {
+        if (!set.getKey().isPresent() || !set.getValue().isPresent()) {
+            return false;
+        }
+        tEnv.getConfig().set(set.getKey().get(), set.getValue().get());
+        return true;
     }
 
     private boolean inDefaultNamespace(ObjectIdentifier id) {
