@@ -87,7 +87,7 @@ def cmd_backfill(args) -> int:
 
 
 def _jars(args) -> list[str]:
-    """--jar first, then the cluster's own jars (--flink-home): the precedence the README states."""
+    """--jar first, then the cluster's own jars (--flink-home): the precedence docs/how-it-works.md states."""
     from planlineage.planner.cluster_jars import cluster_jars
 
     return [*args.jar, *cluster_jars(getattr(args, "flink_home", None))]

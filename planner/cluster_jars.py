@@ -6,7 +6,7 @@ them means real factories and real functions instead of stand-ins. Flink's own d
 are left out: the analyser already runs the planner of the job's version, and a second copy of
 Flink (possibly another version) on the class path would break it.
 
-Precedence (README "Connectors, functions and catalogs the analyser does not have"): jars given
+Precedence (docs/how-it-works.md, "Connectors, functions and catalogs the analyser does not have"): jars given
 with `--jar`, then the Flink home's `lib/` and `opt/` jars, are loaded with ADD JAR, in that
 order; a class or factory any of them provides is used for real; only what none provides goes
 through a stand-in.

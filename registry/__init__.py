@@ -1,6 +1,6 @@
 """Dataset identity registry: a Flink table's connector options -> OpenLineage datasets whose
 (namespace, name) are byte-identical to what openlineage-flink / openlineage-spark emit for the
-same physical table (rules: /work/shared/naming.md).
+same physical table (rules: docs/naming.md).
 
     from planlineage.registry import resolve, Resolution, IdentityConfig, load_config, ConfigError
     cfg = load_config(path_or_None, profile="openlineage", metalake=None, properties=None)

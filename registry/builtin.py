@@ -1,4 +1,4 @@
-"""The built-in identity rules: exactly the table of /work/shared/naming.md, nothing guessed.
+"""The built-in identity rules: exactly the table of docs/naming.md, nothing guessed.
 
 A connector missing from this table gets no dataset and a warning (identity.py): a plausible
 generic rule would produce strings no other producer emits, i.e. silent duplicate nodes.

@@ -1,8 +1,7 @@
 """A Gravitino-compatible lineage endpoint for tests, on 127.0.0.1 with an ephemeral port.
 
 Behaviour follows apache/gravitino (``lineage/`` module: ``LineageOperations``,
-``LineageEventValidator``; ``server/.../VersioningFilter``) as summarised in
-/work/shared/gravitino.md:
+``LineageEventValidator``; ``server/.../VersioningFilter``):
 
 * ``POST /api/lineage`` with one RunEvent → ``201`` with an empty body (the event is kept, in order).
 * Malformed JSON (or a body Jackson could not bind: not an object, a runId that is not a UUID, an

@@ -1,4 +1,4 @@
-"""Apache Gravitino's ``POST {address}/api/lineage`` (see /work/shared/gravitino.md).
+"""Apache Gravitino's ``POST {address}/api/lineage`` (the status codes below are those of Gravitino's lineage REST API).
 
 * ``201`` (any 2xx) — queued by Gravitino: delivered.
 * ``429`` (sink queue over 90 % full), ``5xx``, timeouts, refused connections — retry later.
