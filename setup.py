@@ -21,6 +21,7 @@ FOLDERS = {
     "planlineage.flink_versions": "flink-versions",
     "planlineage.doctor": "doctor",  # split datasets across producers: reading events and state, grouping
     "planlineage.graph": "graph",  # the lineage graph: model, layout, HTML and DOT rendering
+    "planlineage.listener_conf": "listener_conf",  # `spark-conf` / `flink-conf`: the OpenLineage listeners' keys
 }
 
 setup(

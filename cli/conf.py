@@ -1,5 +1,5 @@
 """`planlineage spark-conf` and `flink-conf`: the platform's configuration in, the same with the
-OpenLineage listener added out (planlineage.lifecycle.listener_conf); fail-open, byte for byte."""
+OpenLineage listener added out (planlineage.listener_conf); fail-open, byte for byte."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _conf(args, merge) -> int:
 
 
 def cmd_spark_conf(args) -> int:
-    from planlineage.lifecycle import listener_conf
+    from planlineage import listener_conf
 
     return _conf(
         args,
@@ -44,7 +44,7 @@ def cmd_spark_conf(args) -> int:
 
 
 def cmd_flink_conf(args) -> int:
-    from planlineage.lifecycle import listener_conf
+    from planlineage import listener_conf
 
     def entries(values, existing, w):
         return listener_conf.flink_entries(values, args.flink_version, existing, w)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from gravitino_server import GravitinoTestServer
 
-from planlineage.lifecycle import listener_conf
+from planlineage import listener_conf
 
 TESTS = Path(__file__).resolve().parents[1]
 

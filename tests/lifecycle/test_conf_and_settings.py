@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from lifecycle_helpers import lineage_settings
 
+from planlineage import listener_conf
 from planlineage.emitter.store import Store
-from planlineage.lifecycle import listener_conf, runs
+from planlineage.lifecycle import runs
 from planlineage.settings import Settings
 
 TOKEN = "tok-1234567890-abcdef"

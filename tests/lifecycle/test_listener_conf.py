@@ -10,7 +10,8 @@ import pytest
 import yaml
 from lifecycle_helpers import lineage_settings
 
-from planlineage.lifecycle import conf_syntax, listener_conf
+from planlineage import listener_conf
+from planlineage.listener_conf import syntax as conf_syntax
 
 TOKEN = "tok-FAKE-1234567890"
 

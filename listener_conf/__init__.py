@@ -3,7 +3,7 @@
 Input and output are the same format: a JSON object, Flink's YAML ``config.yaml`` (nested or
 flat keys, read with a real YAML parser) or Spark's Java-properties text (``key=value``,
 ``key: value`` or ``key value`` as in ``spark-defaults.conf``), see
-:mod:`planlineage.lifecycle.conf_syntax`.  A key the user set is never changed; new keys are
+:mod:`planlineage.listener_conf.syntax`.  A key the user set is never changed; new keys are
 appended after the user's text, which is kept byte for byte, in its own syntax and line ends
 (YAML, properties) or added at the end of the object (JSON).  When nothing is added the input is
 returned byte for byte.
@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from planlineage.emitter.transports.base import GRAVITINO_ENDPOINT, HTTP_ENDPOINT, HTTP_KINDS
-from planlineage.lifecycle import conf_syntax
-from planlineage.lifecycle.conf_syntax import parse_properties, yaml_keys  # noqa: F401 - the readers, re-exported
+from planlineage.listener_conf import syntax as conf_syntax
+from planlineage.listener_conf.syntax import parse_properties, yaml_keys  # noqa: F401 - the readers, re-exported
 from planlineage.settings import namespace_of
 
 SPARK_LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"

@@ -12,7 +12,7 @@ Two syntaxes, each read the way the engine that loads it reads it:
   to dotted keys as Flink flattens them (``execution: {job-status-changed-listeners: X}`` is
   ``execution.job-status-changed-listeners``).
 
-Writing is append-only (see :mod:`planlineage.lifecycle.listener_conf`), so what is written here
+Writing is append-only (see :mod:`planlineage.listener_conf`), so what is written here
 are single entries, escaped or quoted so that the same reader gives back exactly the same key and
 value.
 """
