@@ -65,50 +65,119 @@ def scrub(value: Any, key: str = "") -> Any:
     return value
 
 
-def _events_in_line(line: str) -> Iterator[dict]:
-    start = line.find("{")
+class _Unreadable(Exception):
+    """A piece of input that is JSON but cannot be parsed or scrubbed: nested too deeply."""
+
+
+def _scrubbed(obj: dict) -> dict:
+    try:
+        return scrub(obj)
+    except RecursionError:
+        raise _Unreadable from None
+
+
+def _decode(text: str, start: int) -> tuple[Any, int]:
+    try:
+        return _DECODER.raw_decode(text, start)
+    except RecursionError:
+        raise _Unreadable from None
+
+
+def _next_value(line: str, start: int) -> int:
+    """The next `{` or `[` at or after `start` (-1: none)."""
+    brace, bracket = line.find("{", start), line.find("[", start)
+    return brace if bracket < 0 else bracket if brace < 0 else min(brace, bracket)
+
+
+def _events_in_line(line: str) -> list[dict]:
+    """The events of one line: a JSON object, or a JSON array of them (a dump on one line), after
+    any prefix (a log4j line's timestamp, level, `[thread]` and logger). Raises _Unreadable."""
+    start = _next_value(line, 0)
     attempts = 0
     while start >= 0 and attempts < _MAX_ATTEMPTS:
         attempts += 1
         try:
-            obj, _ = _DECODER.raw_decode(line, start)
+            obj, _ = _decode(line, start)
         except ValueError:
-            start = line.find("{", start + 1)
+            start = _next_value(line, start + 1)
             continue
-        if is_event(obj):
-            yield scrub(obj)
-        return
+        if isinstance(obj, list):
+            found = [_scrubbed(e) for e in obj if is_event(e)]
+            if found:
+                return found
+            start = _next_value(line, start + 1)  # `[main]`-like prefix text that happens to be JSON
+            continue
+        return [_scrubbed(obj)] if is_event(obj) else []
+    return []
 
 
-def _events_in_document(text: str) -> list[dict]:
-    """A whole file as one JSON value (array of events) or a sequence of pretty-printed objects."""
-    stripped = text.strip()
-    if stripped.startswith("["):
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            return []
-        return [scrub(e) for e in data if is_event(e)] if isinstance(data, list) else []
-    found: list[dict] = []
-    pos = 0
+#: Characters read at a time from a file that is not JSON lines.
+_CHUNK = 1 << 16
+#: The longest single event read from such a file; beyond it the rest of the file is unreadable.
+_MAX_EVENT_CHARS = 64 << 20
+
+
+def _events_in_document(handle: IO[str], counts: FileEvents) -> Iterator[dict]:
+    """The events of a file that is one JSON array or a sequence of pretty-printed objects, read
+    in chunks: each top-level object is decoded on its own (an array's brackets and commas are
+    skipped), so only the event being read is held, never the whole file."""
+    buffer, pos, eof = "", 0, False
     while True:
-        pos = stripped.find("{", pos)
-        if pos < 0:
-            return found
+        start = buffer.find("{", pos)
+        if start < 0:
+            if eof:
+                return
+            buffer, pos = handle.read(_CHUNK), 0
+            eof = not buffer
+            continue
         try:
-            obj, end = _DECODER.raw_decode(stripped, pos)
+            obj, end = _decode(buffer, start)
         except ValueError:
-            return found
-        if is_event(obj):
-            found.append(scrub(obj))
+            if eof or len(buffer) - start > _MAX_EVENT_CHARS:
+                return  # not JSON (from here on); without any event, the caller says so
+            more = handle.read(max(_CHUNK, len(buffer) - start))  # doubles: linear in the event's size
+            buffer, pos, eof = buffer[start:] + more, 0, not more
+            continue
+        except _Unreadable:
+            counts.unreadable += 1
+            return  # where a too-deep value ends is unknown: the rest cannot be read
         pos = end
+        if is_event(obj):
+            try:
+                event = _scrubbed(obj)
+            except _Unreadable:
+                counts.unreadable += 1
+                continue
+            counts.events += 1
+            yield event
+
+
+#: Line numbers of unreadable lines named in a report.
+_LINES_NAMED = 5
 
 
 @dataclass
 class FileEvents:
+    """What reading one file found, filled in while its events are read."""
+
     path: str
-    events: list[dict] = field(default_factory=list)
+    events: int = 0
     skipped_lines: int = 0
+    unreadable: int = 0  # lines (or, in a document, values) nested too deeply to parse
+    unreadable_lines: list[int] = field(default_factory=list)  # the first few of them
+
+    def describe(self) -> str:
+        text = f"{self.path}: {self.events} event(s), {self.skipped_lines} other line(s) skipped"
+        if self.unreadable:
+            where = f": {self.lines()}" if self.unreadable_lines else ""
+            text += f", {self.unreadable} unreadable line(s) (nested too deeply{where})"
+        return text
+
+    def lines(self) -> str:
+        """The unreadable lines named: `line 4`, `lines 2, 3`, `lines 1, 2, 3, 4, 5, …`."""
+        more = ", …" if self.unreadable > len(self.unreadable_lines) else ""
+        plural = "s" if len(self.unreadable_lines) > 1 else ""
+        return f"line{plural} {', '.join(map(str, self.unreadable_lines))}{more}"
 
 
 def _open_text(path: str) -> IO[str]:
@@ -121,21 +190,33 @@ def _open_text(path: str) -> IO[str]:
     return open(path, encoding="utf-8", errors="strict")
 
 
-def read_event_file(path: str) -> FileEvents:
-    """The events of one file, read line by line (a log sink file can be large)."""
-    result = FileEvents(path)
+def iter_events(path: str, counts: FileEvents | None = None) -> Iterator[dict]:
+    """The events of one file, one at a time, read line by line: a log sink file can be larger
+    than memory, so nothing but the line being read is held. `counts` is filled in as it goes.
+    Raises UnreadableInput (when the file cannot be read, or holds no event at all)."""
+    counts = counts if counts is not None else FileEvents(path)
     try:
         with _open_text(path) as handle:
-            for line in handle:
-                found = list(_events_in_line(line))
+            for number, line in enumerate(handle, 1):
+                try:
+                    found = _events_in_line(line)
+                except _Unreadable:
+                    counts.unreadable += 1
+                    if len(counts.unreadable_lines) < _LINES_NAMED:
+                        counts.unreadable_lines.append(number)
+                    continue
                 if found:
-                    result.events.extend(found)
+                    counts.events += len(found)
+                    yield from found
                 elif line.strip():
-                    result.skipped_lines += 1
-        if not result.events:  # not JSON lines: one JSON array, or pretty-printed events
+                    counts.skipped_lines += 1
+        if not counts.events:  # not JSON lines: one JSON array, or pretty-printed events
+            as_lines = counts.skipped_lines, counts.unreadable, counts.unreadable_lines
+            counts.skipped_lines, counts.unreadable, counts.unreadable_lines = 0, 0, []
             with _open_text(path) as handle:
-                result.events = _events_in_document(handle.read())
-            result.skipped_lines = 0 if result.events else result.skipped_lines
+                yield from _events_in_document(handle, counts)
+            if not counts.events:
+                counts.skipped_lines, counts.unreadable, counts.unreadable_lines = as_lines
     except FileNotFoundError:
         raise UnreadableInput(f"{path}: no such file; pass a file of OpenLineage events (JSON lines)") from None
     except IsADirectoryError:
@@ -146,12 +227,14 @@ def read_event_file(path: str) -> FileEvents:
         raise UnreadableInput(f"{path} is not UTF-8 text; OpenLineage events are JSON lines") from None
     except OSError as error:
         raise UnreadableInput(f"cannot read {path}: {error.strerror or error}") from None
-    if not result.events:
+    if not counts.events:
+        unreadable = ""
+        if counts.unreadable_lines:
+            unreadable = f", and JSON nested too deeply to read on {counts.lines()}"
         raise UnreadableInput(
-            f"{path} holds no OpenLineage event ({result.skipped_lines} non-event line(s)); expected JSON "
-            "lines such as Gravitino's gravitino_lineage.log or a file transport's output"
+            f"{path} holds no OpenLineage event ({counts.skipped_lines} non-event line(s){unreadable}); expected "
+            "JSON lines such as Gravitino's gravitino_lineage.log or a file transport's output"
         )
-    return result
 
 
 # -- the lifecycle store ----------------------------------------------------------------------------

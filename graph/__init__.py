@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from .dot import lineage_to_graph, render_dot, script_dot
 from .html import render_html
-from .model import LineageGraph, from_events, restrict_to_job
+from .model import LineageGraph, add_event, add_splits, finish, from_events, restrict_to_job
 
 
 def build(
@@ -25,8 +25,9 @@ def build(
     and KeyError when `job` names no job."""
     from planlineage.doctor import diagnose
 
-    report = diagnose(event_files, state=state, rules=rules)
-    graph = from_events(report.events, report.splits)
+    graph = LineageGraph()
+    report = diagnose(event_files, state=state, rules=rules, on_event=lambda event: add_event(graph, event))
+    add_splits(finish(graph), report.splits)
     return restrict_to_job(graph, job) if job else graph
 
 

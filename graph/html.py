@@ -61,6 +61,7 @@ def _details(graph: LineageGraph, box: Box, split_of: dict, by_key: dict) -> dic
         "producers": sorted(job.producers),
         "parent": list(job.parent) if job.parent else None,
         "runs": job.runs,
+        "runsDropped": job.runs_dropped,
         "facets": job.facets,
     }
 
