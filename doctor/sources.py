@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -65,22 +66,41 @@ def scrub(value: Any, key: str = "") -> Any:
     return value
 
 
+TOO_DEEP = "nested too deeply"
+NOT_UNICODE = "a lone surrogate escape (\\ud800-\\udfff), not Unicode text"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 class _Unreadable(Exception):
-    """A piece of input that is JSON but cannot be parsed or scrubbed: nested too deeply."""
+    """A piece of input that is JSON but cannot be used; its argument says why."""
 
 
-def _scrubbed(obj: dict) -> dict:
+def _scrubbed(obj: dict, line: str) -> dict:
     try:
-        return scrub(obj)
+        event = scrub(obj)
     except RecursionError:
-        raise _Unreadable from None
+        raise _Unreadable(TOO_DEEP) from None
+    if _SURROGATE_ESCAPE.search(line) and _has_surrogate(event):
+        # JSON can escape half a character; no UTF-8 store or page can hold such a name
+        raise _Unreadable(NOT_UNICODE)
+    return event
+
+
+def _has_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _decode(text: str, start: int) -> tuple[Any, int]:
     try:
         return _DECODER.raw_decode(text, start)
     except RecursionError:
-        raise _Unreadable from None
+        raise _Unreadable(TOO_DEEP) from None
 
 
 def _next_value(line: str, start: int) -> int:
@@ -102,12 +122,12 @@ def _events_in_line(line: str) -> list[dict]:
             start = _next_value(line, start + 1)
             continue
         if isinstance(obj, list):
-            found = [_scrubbed(e) for e in obj if is_event(e)]
+            found = [_scrubbed(e, line) for e in obj if is_event(e)]
             if found:
                 return found
             start = _next_value(line, start + 1)  # `[main]`-like prefix text that happens to be JSON
             continue
-        return [_scrubbed(obj)] if is_event(obj) else []
+        return [_scrubbed(obj, line)] if is_event(obj) else []
     return []
 
 
@@ -138,21 +158,21 @@ def _events_in_document(handle: IO[str], counts: FileEvents) -> Iterator[dict]:
             more = handle.read(max(_CHUNK, len(buffer) - start))  # doubles: linear in the event's size
             buffer, pos, eof = buffer[start:] + more, 0, not more
             continue
-        except _Unreadable:
-            counts.unreadable += 1
+        except _Unreadable as why:
+            counts.unreadable_at(why.args[0], None)
             return  # where a too-deep value ends is unknown: the rest cannot be read
         pos = end
         if is_event(obj):
             try:
-                event = _scrubbed(obj)
-            except _Unreadable:
-                counts.unreadable += 1
+                event = _scrubbed(obj, buffer[start:end])
+            except _Unreadable as why:
+                counts.unreadable_at(why.args[0], None)
                 continue
             counts.events += 1
             yield event
 
 
-#: Line numbers of unreadable lines named in a report.
+#: Line numbers of unreadable lines named in a report, per reason.
 _LINES_NAMED = 5
 
 
@@ -163,21 +183,31 @@ class FileEvents:
     path: str
     events: int = 0
     skipped_lines: int = 0
-    unreadable: int = 0  # lines (or, in a document, values) nested too deeply to parse
-    unreadable_lines: list[int] = field(default_factory=list)  # the first few of them
+    #: lines (in a file that is not JSON lines: values) that could not be used, by reason:
+    #: (how many, the first few line numbers)
+    unreadable: dict[str, tuple[int, list[int]]] = field(default_factory=dict)
+
+    def unreadable_at(self, reason: str, line: int | None) -> None:
+        count, lines = self.unreadable.get(reason, (0, []))
+        if line is not None and len(lines) < _LINES_NAMED:
+            lines.append(line)
+        self.unreadable[reason] = (count + 1, lines)
 
     def describe(self) -> str:
         text = f"{self.path}: {self.events} event(s), {self.skipped_lines} other line(s) skipped"
         if self.unreadable:
-            where = f": {self.lines()}" if self.unreadable_lines else ""
-            text += f", {self.unreadable} unreadable line(s) (nested too deeply{where})"
+            total = sum(count for count, _ in self.unreadable.values())
+            text += f", {total} unreadable line(s) ({self.reasons()})"
         return text
 
-    def lines(self) -> str:
-        """The unreadable lines named: `line 4`, `lines 2, 3`, `lines 1, 2, 3, 4, 5, …`."""
-        more = ", …" if self.unreadable > len(self.unreadable_lines) else ""
-        plural = "s" if len(self.unreadable_lines) > 1 else ""
-        return f"line{plural} {', '.join(map(str, self.unreadable_lines))}{more}"
+    def reasons(self) -> str:
+        """`nested too deeply: lines 2, 3; … : line 7` (line numbers: the first few of each reason)."""
+        parts = []
+        for reason, (count, lines) in self.unreadable.items():
+            more = ", …" if count > len(lines) else ""
+            where = f": line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}{more}" if lines else ""
+            parts.append(reason + where)
+        return "; ".join(parts)
 
 
 def _open_text(path: str) -> IO[str]:
@@ -200,10 +230,8 @@ def iter_events(path: str, counts: FileEvents | None = None) -> Iterator[dict]:
             for number, line in enumerate(handle, 1):
                 try:
                     found = _events_in_line(line)
-                except _Unreadable:
-                    counts.unreadable += 1
-                    if len(counts.unreadable_lines) < _LINES_NAMED:
-                        counts.unreadable_lines.append(number)
+                except _Unreadable as why:
+                    counts.unreadable_at(why.args[0], number)
                     continue
                 if found:
                     counts.events += len(found)
@@ -211,12 +239,12 @@ def iter_events(path: str, counts: FileEvents | None = None) -> Iterator[dict]:
                 elif line.strip():
                     counts.skipped_lines += 1
         if not counts.events:  # not JSON lines: one JSON array, or pretty-printed events
-            as_lines = counts.skipped_lines, counts.unreadable, counts.unreadable_lines
-            counts.skipped_lines, counts.unreadable, counts.unreadable_lines = 0, 0, []
+            as_lines = counts.skipped_lines, counts.unreadable
+            counts.skipped_lines, counts.unreadable = 0, {}
             with _open_text(path) as handle:
                 yield from _events_in_document(handle, counts)
             if not counts.events:
-                counts.skipped_lines, counts.unreadable, counts.unreadable_lines = as_lines
+                counts.skipped_lines, counts.unreadable = as_lines
     except FileNotFoundError:
         raise UnreadableInput(f"{path}: no such file; pass a file of OpenLineage events (JSON lines)") from None
     except IsADirectoryError:
@@ -228,9 +256,7 @@ def iter_events(path: str, counts: FileEvents | None = None) -> Iterator[dict]:
     except OSError as error:
         raise UnreadableInput(f"cannot read {path}: {error.strerror or error}") from None
     if not counts.events:
-        unreadable = ""
-        if counts.unreadable_lines:
-            unreadable = f", and JSON nested too deeply to read on {counts.lines()}"
+        unreadable = f", unreadable: {counts.reasons()}" if counts.unreadable else ""
         raise UnreadableInput(
             f"{path} holds no OpenLineage event ({counts.skipped_lines} non-event line(s){unreadable}); expected "
             "JSON lines such as Gravitino's gravitino_lineage.log or a file transport's output"

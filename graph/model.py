@@ -213,11 +213,30 @@ def restrict_to_job(graph: LineageGraph, job_name: str) -> LineageGraph:
                         seen.add(nxt)
                         frontier.append(nxt)
         keep |= seen
+    return _subgraph(graph, keep)
+
+
+def restrict_to_namespace(graph: LineageGraph, namespace: str) -> LineageGraph:
+    """The jobs of one job namespace, or that read or write a dataset of that namespace, with their
+    datasets (and the datasets of that namespace no job touches). KeyError: nothing in it."""
+    keep = {
+        k
+        for k, job in graph.jobs.items()
+        if k[0] == namespace or any(d[0] == namespace for d in (*job.inputs, *job.outputs))
+    }
+    datasets = {k for k in graph.datasets if k[0] == namespace}
+    if not keep and not datasets:
+        raise KeyError(namespace)
+    return _subgraph(graph, keep, datasets)
+
+
+def _subgraph(graph: LineageGraph, keep: set[JobKey], datasets: Iterable[DatasetKey] = ()) -> LineageGraph:
+    """These jobs (with their STATEMENT SET parents) and their datasets, plus `datasets`."""
     parents = {p for k in keep if (p := graph.jobs[k].parent) is not None and p in graph.jobs}
     sub = LineageGraph()
     for key in keep | parents:
         sub.jobs[key] = graph.jobs[key]
-    used = {d for k in keep for d in (*graph.jobs[k].inputs, *graph.jobs[k].outputs)}
+    used = {d for k in keep for d in (*graph.jobs[k].inputs, *graph.jobs[k].outputs)} | set(datasets)
     sub.datasets = {k: v for k, v in graph.datasets.items() if k in used}
     sub.splits = [(keys, reason) for keys, reason in graph.splits if len([k for k in keys if k in used]) > 1]
     return sub

@@ -68,7 +68,7 @@ def test_terminal_escapes_in_names_are_printed_escaped(tmp_path, capsys):
     assert "\x1b" not in err and "missing\\x1b[2J.log" in err
 
 
-def test_deeply_nested_line_is_reported_and_skipped(tmp_path, capsys):
+def test_unusable_lines_are_reported_and_skipped(tmp_path, capsys):
     deep = '{"job": {"namespace": "x", "name": "deep"}, "run": {"facets": ' + "[" * 100_000 + "]" * 100_000 + "}}"
     # deep enough for the scrubbing but not for the JSON parser
     middle = json.dumps(_event("middle", "s3://datalake", "m")).replace(
@@ -77,12 +77,16 @@ def test_deeply_nested_line_is_reported_and_skipped(tmp_path, capsys):
     events = tmp_path / "deep.jsonl"
     events.write_text(
         json.dumps(_event("a", "s3://datalake", "t")) + "\n" + deep + "\n" + middle + "\n"
+        + json.dumps(_event("half\ud800", "s3://datalake", "h")) + "\n"
         + json.dumps(_event("b", "s3a://datalake", "t")) + "\n"
     )  # fmt: skip
     assert main(["doctor", "--events", str(events)]) == 1
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
-    assert "2 unreadable line(s) (nested too deeply: lines 2, 3)" in captured.out
+    assert (
+        "3 unreadable line(s) (nested too deeply: lines 2, 3; "
+        "a lone surrogate escape (\\ud800-\\udfff), not Unicode text: line 4)" in captured.out
+    )
     assert "2 event(s)" in captured.out
     page = tmp_path / "page.html"
     assert main(["graph", "--events", str(events), "--out", str(page)]) == 0
