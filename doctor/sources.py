@@ -5,13 +5,20 @@ Event files are read as JSON lines, whoever wrote them:
 - Gravitino's log sink (`gravitino_lineage.log`) writes each RunEvent as the message of a log4j
   line, so a timestamp, level, thread and logger come before the JSON;
 - planlineage's file transport and openlineage-python's FileTransport write bare JSON lines;
-- a dump may be one JSON array, or one pretty-printed event per file.
+- a dump may be one JSON array (on one line, or pretty-printed), or pretty-printed events.
 
-So each line is searched for the first `{` that starts a JSON object that is an OpenLineage
-event; anything else (log lines of other loggers, stack traces, blank lines) is skipped and
-counted. A file that holds no event at all is an error: pointing the doctor at the wrong file
-must not look like "no splits". Every event read is scrubbed of secrets (`scrub`) before anything
-else sees it: other producers' events may carry passwords in SQL facets, properties or URLs.
+So each line is searched for the first `{` (or `[{`) that starts a JSON object that is an
+OpenLineage event (or an array of them: each element is an event); anything else (log lines of
+other loggers, stack traces, blank lines) is skipped and counted. A line that is JSON but cannot
+be used (nested deeper than the parser goes, or holding half a UTF-16 character) is counted as
+unreadable, named by its number, and skipped. A file that holds no event at all is an error:
+pointing the doctor at the wrong file must not look like "no splits". Every event read is
+scrubbed of secrets (`scrub`) before anything else sees it: other producers' events may carry
+passwords in SQL facets, properties or URLs.
+
+Files are read as a stream (`iter_events` is a generator): only the line (or, in a pretty-printed
+file, the event) being read is held, so a log of any size is read in memory bounded by its
+longest line.
 
 The state store is read strictly read-only (SQLite `mode=ro`, see `_connect_read_only`): the
 doctor may run next to a platform that is submitting jobs, and must never create, migrate or
@@ -77,12 +84,14 @@ class _Unreadable(Exception):
     """A piece of input that is JSON but cannot be used; its argument says why."""
 
 
-def _scrubbed(obj: dict, line: str) -> dict:
+def _scrubbed(obj: dict, escaped_surrogate: bool) -> dict:
+    """The event scrubbed; `escaped_surrogate`: its text holds a `\\udXXX` escape (cheap to look
+    for in the text, costly in the decoded value)."""
     try:
         event = scrub(obj)
     except RecursionError:
         raise _Unreadable(TOO_DEEP) from None
-    if _SURROGATE_ESCAPE.search(line) and _has_surrogate(event):
+    if escaped_surrogate and _has_surrogate(event):
         # JSON can escape half a character; no UTF-8 store or page can hold such a name
         raise _Unreadable(NOT_UNICODE)
     return event
@@ -103,16 +112,22 @@ def _decode(text: str, start: int) -> tuple[Any, int]:
         raise _Unreadable(TOO_DEEP) from None
 
 
+#: Where a JSON value that can hold events starts: an object, or an array of objects (a log4j
+#: prefix's `[thread]` is not one).
+_VALUE_START = re.compile(r"\{|\[\s*\{")
+
+
 def _next_value(line: str, start: int) -> int:
-    """The next `{` or `[` at or after `start` (-1: none)."""
-    brace, bracket = line.find("{", start), line.find("[", start)
-    return brace if bracket < 0 else bracket if brace < 0 else min(brace, bracket)
+    """The next `{` or `[{` at or after `start` (-1: none)."""
+    found = _VALUE_START.search(line, start)
+    return found.start() if found else -1
 
 
 def _events_in_line(line: str) -> list[dict]:
     """The events of one line: a JSON object, or a JSON array of them (a dump on one line), after
     any prefix (a log4j line's timestamp, level, `[thread]` and logger). Raises _Unreadable."""
     start = _next_value(line, 0)
+    escaped_surrogate = _SURROGATE_ESCAPE.search(line) is not None
     attempts = 0
     while start >= 0 and attempts < _MAX_ATTEMPTS:
         attempts += 1
@@ -122,12 +137,12 @@ def _events_in_line(line: str) -> list[dict]:
             start = _next_value(line, start + 1)
             continue
         if isinstance(obj, list):
-            found = [_scrubbed(e, line) for e in obj if is_event(e)]
+            found = [_scrubbed(e, escaped_surrogate) for e in obj if is_event(e)]
             if found:
                 return found
-            start = _next_value(line, start + 1)  # `[main]`-like prefix text that happens to be JSON
+            start = _next_value(line, start + 1)  # an array without events: look further
             continue
-        return [_scrubbed(obj, line)] if is_event(obj) else []
+        return [_scrubbed(obj, escaped_surrogate)] if is_event(obj) else []
     return []
 
 
@@ -164,7 +179,7 @@ def _events_in_document(handle: IO[str], counts: FileEvents) -> Iterator[dict]:
         pos = end
         if is_event(obj):
             try:
-                event = _scrubbed(obj, buffer[start:end])
+                event = _scrubbed(obj, _SURROGATE_ESCAPE.search(buffer, start, end) is not None)
             except _Unreadable as why:
                 counts.unreadable_at(why.args[0], None)
                 continue
