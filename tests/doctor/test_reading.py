@@ -97,11 +97,36 @@ def test_unusable_lines_are_reported_and_skipped(tmp_path, capsys):
     assert "line 1" in capsys.readouterr().err
 
 
-def test_pretty_printed_array_is_read_in_pieces(tmp_path):
+def test_pretty_printed_array_is_read_in_pieces(tmp_path, monkeypatch):
+    from planlineage.doctor import sources
+
     events = [_event(f"job{i}", "s3://datalake", f"t{i}" * 2000) for i in range(40)]
     dump = tmp_path / "pretty.json"
     dump.write_text(json.dumps(events, indent=2))
+    reads: list[int] = []
+    opened = sources._open_text
+
+    class Recorder:  # the file, with the size of every read() recorded
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def __iter__(self):
+            return iter(self.handle)
+
+        def read(self, size=-1):
+            reads.append(size)
+            return self.handle.read(size)
+
+    monkeypatch.setattr(sources, "_open_text", lambda path: Recorder(opened(path)))
+    monkeypatch.setattr(sources, "_CHUNK", 1000)
     assert diagnose([str(dump)]).event_count == 40
+    assert reads and all(0 < size <= 20_000 for size in reads), reads  # an event at a time, never the whole file
 
 
 def test_large_log_is_streamed_with_bounded_memory(tmp_path):
