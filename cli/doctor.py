@@ -30,6 +30,7 @@ def configure(name: str, parser) -> None:
 
 def cmd_doctor(args) -> int:
     from planlineage.doctor import UnreadableInput, diagnose
+    from planlineage.printable import visible
 
     if not args.events and not args.state:
         print("planlineage doctor: give --events FILE… and/or --state (runs planlineage recorded).", file=sys.stderr)
@@ -37,7 +38,7 @@ def cmd_doctor(args) -> int:
     try:
         report = diagnose(args.events, state=args.state, rules=args.rules)
     except UnreadableInput as error:
-        print(f"planlineage doctor: {error}", file=sys.stderr)
+        print(f"planlineage doctor: {visible(str(error))}", file=sys.stderr)
         return EXIT_UNREADABLE
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
@@ -47,7 +48,10 @@ def cmd_doctor(args) -> int:
 
 
 def render_text(report) -> str:
+    """The report for a terminal: every line with its control characters escaped (names come from
+    other producers' events and may hold escape sequences)."""
     from planlineage.doctor.explain import producer_kind
+    from planlineage.printable import visible
 
     lines = [f"read {source}" for source in report.sources]
     count = len(report.splits)
@@ -61,4 +65,4 @@ def render_text(report) -> str:
             lines.append(f"  {d.namespace}  {d.name}")
             lines.append(f"      producers: {producers}   jobs: {jobs}")
         lines.append(f"  fix: {split.fix}")
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)

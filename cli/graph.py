@@ -16,6 +16,18 @@ def configure(name: str, parser) -> None:
     )
     graph.add_argument("--state", action="store_true", help="also the runs planlineage recorded (read-only)")
     graph.add_argument("--job", help="only this job (or STATEMENT SET), with everything upstream and downstream")
+    graph.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="only the jobs of this job namespace, or that read or write a dataset of it, with their datasets",
+    )
+    graph.add_argument(
+        "--max-nodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw at most N jobs and datasets (default 5000); over it, nothing is drawn and --job/--namespace help",
+    )
     graph.add_argument("--rules", help="a rules TOML file whose namespace resolvers count for splits")
     graph.add_argument("--out", help="the file to write (lineage.html); DOT goes to standard output without it")
     graph.add_argument("--format", choices=["html", "dot"], default="html")
@@ -24,7 +36,8 @@ def configure(name: str, parser) -> None:
 
 def cmd_graph(args) -> int:
     from planlineage.doctor import UnreadableInput
-    from planlineage.graph import build, render_dot, render_html
+    from planlineage.graph import MAX_NODES, build, drawn_nodes, render_dot, render_html
+    from planlineage.printable import visible
 
     if not args.events and not args.state:
         print("planlineage graph: give --events FILE… and/or --state (the runs planlineage recorded).", file=sys.stderr)
@@ -32,16 +45,33 @@ def cmd_graph(args) -> int:
     if args.format == "html" and not args.out:
         print("planlineage graph: give --out lineage.html (the page is one file).", file=sys.stderr)
         return EXIT_FAILED
-    try:
-        graph = build(args.events, state=args.state, job=args.job, rules=args.rules)
-    except UnreadableInput as error:
-        print(f"planlineage graph: {error}", file=sys.stderr)
+    limit = MAX_NODES if args.max_nodes is None else args.max_nodes
+    if limit < 1:
+        print("planlineage graph: --max-nodes must be at least 1.", file=sys.stderr)
         return EXIT_FAILED
-    except KeyError:
-        print(f"planlineage graph: no job named {args.job!r} (nor a STATEMENT SET of that name).", file=sys.stderr)
+    try:
+        graph = build(args.events, state=args.state, job=args.job, rules=args.rules, namespace=args.namespace)
+    except UnreadableInput as error:
+        print(f"planlineage graph: {visible(str(error))}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyError as missing:
+        if args.namespace and missing.args == (args.namespace,):
+            print(f"planlineage graph: no job or dataset in namespace {args.namespace!r}.", file=sys.stderr)
+        else:
+            print(f"planlineage graph: no job named {args.job!r} (nor a STATEMENT SET of that name).", file=sys.stderr)
         return EXIT_FAILED
     if not graph.jobs and not graph.datasets:
         print("planlineage graph: nothing to draw: the inputs hold no job and no dataset.", file=sys.stderr)
+        return EXIT_FAILED
+    nodes = drawn_nodes(graph)
+    if nodes > limit:
+        print(
+            f"planlineage graph: {nodes} nodes ({nodes - len(graph.datasets)} jobs, {len(graph.datasets)} datasets) "
+            f"are more than a graph draws (--max-nodes {limit}); draw a part: --job NAME (one job or STATEMENT SET, "
+            "with everything upstream and downstream) or --namespace NS (the jobs of a job namespace, or that read or "
+            "write a dataset namespace such as kafka://broker:9092), or raise --max-nodes.",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     text = render_html(graph) if args.format == "html" else render_dot(graph)
     if not args.out:
@@ -50,10 +80,8 @@ def cmd_graph(args) -> int:
     try:
         Path(args.out).write_text(text, encoding="utf-8")
     except OSError as error:
-        print(f"planlineage graph: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        print(f"planlineage graph: cannot write {visible(args.out)}: {error.strerror or error}", file=sys.stderr)
         return EXIT_FAILED
-    print(
-        f"wrote {args.out}: {len(graph.jobs)} job(s), {len(graph.datasets)} dataset(s), {len(graph.splits)} split(s)",
-        file=sys.stderr,
-    )
+    counts = f"{len(graph.jobs)} job(s), {len(graph.datasets)} dataset(s), {len(graph.splits)} split(s)"
+    print(f"wrote {visible(args.out)}: {counts}", file=sys.stderr)
     return EXIT_OK

@@ -3,6 +3,7 @@
     from planlineage.doctor import diagnose, UnreadableInput
     report = diagnose(["gravitino_lineage.log"], state=True, rules=None)
     report.splits       # list[Split]: datasets (namespace, name, producers, jobs), reason, fix
+    report.event_count  # the events read (streamed: they are not kept; see diagnose's on_event)
     report.to_json()    # {"splits": [{"datasets": [...], "reason": "...", "fix": "..."}]}
 
 Modules: sources (event files and the lifecycle store, read-only), splits (grouping, on the

@@ -1,49 +1,74 @@
-"""diagnose(): event files and/or the recorded runs -> the splits among their datasets."""
+"""diagnose(): event files and/or the recorded runs -> the splits among their datasets.
+
+The events are read as a stream: each one updates the inventory of datasets (and the Kafka
+bootstrap lists found in SQL facets) and is handed to `on_event` (the graph), then dropped. So
+the memory used grows with the distinct datasets, jobs and bootstrap lists, not with the size of
+the log.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .sources import UnreadableInput, read_event_file, read_state
-from .splits import DatasetSeen, KafkaClusters, Split, bootstrap_lists, find_splits, inventory, sql_of
+from .sources import FileEvents, UnreadableInput, iter_events, read_state
+from .splits import DatasetSeen, KafkaClusters, Split, add_to_inventory, bootstrap_lists, find_splits, sql_of
 
 
 @dataclass
 class Report:
     splits: list[Split] = field(default_factory=list)
     datasets: dict[tuple[str, str], DatasetSeen] = field(default_factory=dict)
-    events: list[dict] = field(default_factory=list)
+    event_count: int = 0
     sources: list[str] = field(default_factory=list)  # one line per input: what was read
 
     def to_json(self) -> dict:
         return {"splits": [s.to_json() for s in self.splits]}
 
 
-def load_events(event_files: Sequence[str], state: bool) -> tuple[list[dict], list[str], list[str], str | None]:
-    """(events, extra SQL texts, one line per source, the state's rules file)."""
-    events: list[dict] = []
-    sql: list[str] = []
-    sources: list[str] = []
-    rules = None
+@dataclass
+class _Inputs:
+    sources: list[str] = field(default_factory=list)
+    sql: list[str] = field(default_factory=list)  # the recorded runs' scripts (Kafka evidence)
+    rules: str | None = None  # the state's rules file
+
+
+def _events(event_files: Sequence[str], state: bool, inputs: _Inputs) -> Iterator[dict]:
     for path in event_files:
-        found = read_event_file(path)
-        events.extend(found.events)
-        sources.append(f"{path}: {len(found.events)} event(s), {found.skipped_lines} other line(s) skipped")
+        counts = FileEvents(path)
+        yield from iter_events(path, counts)
+        inputs.sources.append(counts.describe())
     if state:
         runs = read_state()
-        events.extend(runs.events)
-        sql.extend(runs.sql)
-        rules = runs.rules
-        sources.append(f"{runs.path}: {runs.runs} recorded run(s), {len(runs.events)} event(s)")
-    return events, sql, sources, rules
+        yield from runs.events
+        inputs.sql.extend(runs.sql)
+        inputs.rules = runs.rules
+        inputs.sources.append(f"{runs.path}: {runs.runs} recorded run(s), {len(runs.events)} event(s)")
 
 
-def diagnose(event_files: Sequence[str] = (), state: bool = False, rules: str | None = None) -> Report:
-    """Raises UnreadableInput when an input cannot be read (or a rules file cannot be loaded)."""
-    events, sql, sources, state_rules = load_events(event_files, state)
+def diagnose(
+    event_files: Sequence[str] = (),
+    state: bool = False,
+    rules: str | None = None,
+    on_event: Callable[[dict], None] | None = None,
+) -> Report:
+    """Raises UnreadableInput when an input cannot be read (or a rules file cannot be loaded).
+    `on_event` is called with every event read, in order."""
+    inputs = _Inputs()
+    seen: dict[tuple[str, str], DatasetSeen] = {}
+    lists: dict[tuple[str, ...], None] = {}  # distinct bootstrap lists, in the order seen
+    count = 0
+    for event in _events(event_files, state, inputs):
+        count += 1
+        add_to_inventory(seen, event)
+        for entries in bootstrap_lists(sql_of([event])):
+            lists.setdefault(tuple(entries), None)
+        if on_event is not None:
+            on_event(event)
+    for entries in bootstrap_lists(inputs.sql):
+        lists.setdefault(tuple(entries), None)
     resolvers: Sequence = ()
-    rules = rules or state_rules
+    rules = rules or inputs.rules
     if rules:
         from planlineage.registry import ConfigError, load_config
 
@@ -51,6 +76,5 @@ def diagnose(event_files: Sequence[str] = (), state: bool = False, rules: str | 
             resolvers = load_config(rules).resolvers
         except ConfigError as error:
             raise UnreadableInput(str(error)) from None
-    clusters = KafkaClusters(bootstrap_lists([*sql_of(events), *sql]))
-    seen = inventory(events)
-    return Report(find_splits(seen, clusters, resolvers), seen, events, sources)
+    clusters = KafkaClusters([list(entries) for entries in lists])
+    return Report(find_splits(seen, clusters, resolvers), seen, count, inputs.sources)

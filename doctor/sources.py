@@ -5,13 +5,20 @@ Event files are read as JSON lines, whoever wrote them:
 - Gravitino's log sink (`gravitino_lineage.log`) writes each RunEvent as the message of a log4j
   line, so a timestamp, level, thread and logger come before the JSON;
 - planlineage's file transport and openlineage-python's FileTransport write bare JSON lines;
-- a dump may be one JSON array, or one pretty-printed event per file.
+- a dump may be one JSON array (on one line, or pretty-printed), or pretty-printed events.
 
-So each line is searched for the first `{` that starts a JSON object that is an OpenLineage
-event; anything else (log lines of other loggers, stack traces, blank lines) is skipped and
-counted. A file that holds no event at all is an error: pointing the doctor at the wrong file
-must not look like "no splits". Every event read is scrubbed of secrets (`scrub`) before anything
-else sees it: other producers' events may carry passwords in SQL facets, properties or URLs.
+So each line is searched for the first `{` (or `[{`) that starts a JSON object that is an
+OpenLineage event (or an array of them: each element is an event); anything else (log lines of
+other loggers, stack traces, blank lines) is skipped and counted. A line that is JSON but cannot
+be used (nested deeper than the parser goes, or holding half a UTF-16 character) is counted as
+unreadable, named by its number, and skipped. A file that holds no event at all is an error:
+pointing the doctor at the wrong file must not look like "no splits". Every event read is
+scrubbed of secrets (`scrub`) before anything else sees it: other producers' events may carry
+passwords in SQL facets, properties or URLs.
+
+Files are read as a stream (`iter_events` is a generator): only the line (or, in a pretty-printed
+file, the event) being read is held, so a log of any size is read in memory bounded by its
+longest line.
 
 The state store is read strictly read-only (SQLite `mode=ro`, see `_connect_read_only`): the
 doctor may run next to a platform that is submitting jobs, and must never create, migrate or
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -65,50 +73,156 @@ def scrub(value: Any, key: str = "") -> Any:
     return value
 
 
-def _events_in_line(line: str) -> Iterator[dict]:
-    start = line.find("{")
+TOO_DEEP = "nested too deeply"
+NOT_UNICODE = "a lone surrogate escape (\\ud800-\\udfff), not Unicode text"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class _Unreadable(Exception):
+    """A piece of input that is JSON but cannot be used; its argument says why."""
+
+
+def _scrubbed(obj: dict, escaped_surrogate: bool) -> dict:
+    """The event scrubbed; `escaped_surrogate`: its text holds a `\\udXXX` escape (cheap to look
+    for in the text, costly in the decoded value)."""
+    try:
+        event = scrub(obj)
+    except RecursionError:
+        raise _Unreadable(TOO_DEEP) from None
+    if escaped_surrogate and _has_surrogate(event):
+        # JSON can escape half a character; no UTF-8 store or page can hold such a name
+        raise _Unreadable(NOT_UNICODE)
+    return event
+
+
+def _has_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _decode(text: str, start: int) -> tuple[Any, int]:
+    try:
+        return _DECODER.raw_decode(text, start)
+    except RecursionError:
+        raise _Unreadable(TOO_DEEP) from None
+
+
+#: Where a JSON value that can hold events starts: an object, or an array of objects (a log4j
+#: prefix's `[thread]` is not one).
+_VALUE_START = re.compile(r"\{|\[\s*\{")
+
+
+def _next_value(line: str, start: int) -> int:
+    """The next `{` or `[{` at or after `start` (-1: none)."""
+    found = _VALUE_START.search(line, start)
+    return found.start() if found else -1
+
+
+def _events_in_line(line: str) -> list[dict]:
+    """The events of one line: a JSON object, or a JSON array of them (a dump on one line), after
+    any prefix (a log4j line's timestamp, level, `[thread]` and logger). Raises _Unreadable."""
+    start = _next_value(line, 0)
+    escaped_surrogate = _SURROGATE_ESCAPE.search(line) is not None
     attempts = 0
     while start >= 0 and attempts < _MAX_ATTEMPTS:
         attempts += 1
         try:
-            obj, _ = _DECODER.raw_decode(line, start)
+            obj, _ = _decode(line, start)
         except ValueError:
-            start = line.find("{", start + 1)
+            start = _next_value(line, start + 1)
             continue
-        if is_event(obj):
-            yield scrub(obj)
-        return
+        if isinstance(obj, list):
+            found = [_scrubbed(e, escaped_surrogate) for e in obj if is_event(e)]
+            if found:
+                return found
+            start = _next_value(line, start + 1)  # an array without events: look further
+            continue
+        return [_scrubbed(obj, escaped_surrogate)] if is_event(obj) else []
+    return []
 
 
-def _events_in_document(text: str) -> list[dict]:
-    """A whole file as one JSON value (array of events) or a sequence of pretty-printed objects."""
-    stripped = text.strip()
-    if stripped.startswith("["):
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            return []
-        return [scrub(e) for e in data if is_event(e)] if isinstance(data, list) else []
-    found: list[dict] = []
-    pos = 0
+#: Characters read at a time from a file that is not JSON lines.
+_CHUNK = 1 << 16
+#: The longest single event read from such a file; beyond it the rest of the file is unreadable.
+_MAX_EVENT_CHARS = 64 << 20
+
+
+def _events_in_document(handle: IO[str], counts: FileEvents) -> Iterator[dict]:
+    """The events of a file that is one JSON array or a sequence of pretty-printed objects, read
+    in chunks: each top-level object is decoded on its own (an array's brackets and commas are
+    skipped), so only the event being read is held, never the whole file."""
+    buffer, pos, eof = "", 0, False
     while True:
-        pos = stripped.find("{", pos)
-        if pos < 0:
-            return found
+        start = buffer.find("{", pos)
+        if start < 0:
+            if eof:
+                return
+            buffer, pos = handle.read(_CHUNK), 0
+            eof = not buffer
+            continue
         try:
-            obj, end = _DECODER.raw_decode(stripped, pos)
+            obj, end = _decode(buffer, start)
         except ValueError:
-            return found
-        if is_event(obj):
-            found.append(scrub(obj))
+            if eof or len(buffer) - start > _MAX_EVENT_CHARS:
+                return  # not JSON (from here on); without any event, the caller says so
+            more = handle.read(max(_CHUNK, len(buffer) - start))  # doubles: linear in the event's size
+            buffer, pos, eof = buffer[start:] + more, 0, not more
+            continue
+        except _Unreadable as why:
+            counts.unreadable_at(why.args[0], None)
+            return  # where a too-deep value ends is unknown: the rest cannot be read
         pos = end
+        if is_event(obj):
+            try:
+                event = _scrubbed(obj, _SURROGATE_ESCAPE.search(buffer, start, end) is not None)
+            except _Unreadable as why:
+                counts.unreadable_at(why.args[0], None)
+                continue
+            counts.events += 1
+            yield event
+
+
+#: Line numbers of unreadable lines named in a report, per reason.
+_LINES_NAMED = 5
 
 
 @dataclass
 class FileEvents:
+    """What reading one file found, filled in while its events are read."""
+
     path: str
-    events: list[dict] = field(default_factory=list)
+    events: int = 0
     skipped_lines: int = 0
+    #: lines (in a file that is not JSON lines: values) that could not be used, by reason:
+    #: (how many, the first few line numbers)
+    unreadable: dict[str, tuple[int, list[int]]] = field(default_factory=dict)
+
+    def unreadable_at(self, reason: str, line: int | None) -> None:
+        count, lines = self.unreadable.get(reason, (0, []))
+        if line is not None and len(lines) < _LINES_NAMED:
+            lines.append(line)
+        self.unreadable[reason] = (count + 1, lines)
+
+    def describe(self) -> str:
+        text = f"{self.path}: {self.events} event(s), {self.skipped_lines} other line(s) skipped"
+        if self.unreadable:
+            total = sum(count for count, _ in self.unreadable.values())
+            text += f", {total} unreadable line(s) ({self.reasons()})"
+        return text
+
+    def reasons(self) -> str:
+        """`nested too deeply: lines 2, 3; … : line 7` (line numbers: the first few of each reason)."""
+        parts = []
+        for reason, (count, lines) in self.unreadable.items():
+            more = ", …" if count > len(lines) else ""
+            where = f": line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}{more}" if lines else ""
+            parts.append(reason + where)
+        return "; ".join(parts)
 
 
 def _open_text(path: str) -> IO[str]:
@@ -121,21 +235,31 @@ def _open_text(path: str) -> IO[str]:
     return open(path, encoding="utf-8", errors="strict")
 
 
-def read_event_file(path: str) -> FileEvents:
-    """The events of one file, read line by line (a log sink file can be large)."""
-    result = FileEvents(path)
+def iter_events(path: str, counts: FileEvents | None = None) -> Iterator[dict]:
+    """The events of one file, one at a time, read line by line: a log sink file can be larger
+    than memory, so nothing but the line being read is held. `counts` is filled in as it goes.
+    Raises UnreadableInput (when the file cannot be read, or holds no event at all)."""
+    counts = counts if counts is not None else FileEvents(path)
     try:
         with _open_text(path) as handle:
-            for line in handle:
-                found = list(_events_in_line(line))
+            for number, line in enumerate(handle, 1):
+                try:
+                    found = _events_in_line(line)
+                except _Unreadable as why:
+                    counts.unreadable_at(why.args[0], number)
+                    continue
                 if found:
-                    result.events.extend(found)
+                    counts.events += len(found)
+                    yield from found
                 elif line.strip():
-                    result.skipped_lines += 1
-        if not result.events:  # not JSON lines: one JSON array, or pretty-printed events
+                    counts.skipped_lines += 1
+        if not counts.events:  # not JSON lines: one JSON array, or pretty-printed events
+            as_lines = counts.skipped_lines, counts.unreadable
+            counts.skipped_lines, counts.unreadable = 0, {}
             with _open_text(path) as handle:
-                result.events = _events_in_document(handle.read())
-            result.skipped_lines = 0 if result.events else result.skipped_lines
+                yield from _events_in_document(handle, counts)
+            if not counts.events:
+                counts.skipped_lines, counts.unreadable = as_lines
     except FileNotFoundError:
         raise UnreadableInput(f"{path}: no such file; pass a file of OpenLineage events (JSON lines)") from None
     except IsADirectoryError:
@@ -146,12 +270,12 @@ def read_event_file(path: str) -> FileEvents:
         raise UnreadableInput(f"{path} is not UTF-8 text; OpenLineage events are JSON lines") from None
     except OSError as error:
         raise UnreadableInput(f"cannot read {path}: {error.strerror or error}") from None
-    if not result.events:
+    if not counts.events:
+        unreadable = f", unreadable: {counts.reasons()}" if counts.unreadable else ""
         raise UnreadableInput(
-            f"{path} holds no OpenLineage event ({result.skipped_lines} non-event line(s)); expected JSON "
-            "lines such as Gravitino's gravitino_lineage.log or a file transport's output"
+            f"{path} holds no OpenLineage event ({counts.skipped_lines} non-event line(s){unreadable}); expected "
+            "JSON lines such as Gravitino's gravitino_lineage.log or a file transport's output"
         )
-    return result
 
 
 # -- the lifecycle store ----------------------------------------------------------------------------

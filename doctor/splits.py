@@ -78,31 +78,28 @@ class Split:
         }
 
 
-def inventory(events: Iterable[dict]) -> dict[tuple[str, str], DatasetSeen]:
-    """Every dataset of the events with the producers and jobs that reported it."""
-    seen: dict[tuple[str, str], DatasetSeen] = {}
-    for event in events:
-        producer = str(event.get("producer") or "(no producer)")
-        job = event.get("job") or {}
-        job_name = str(job.get("name") or "")
-        datasets = [*(event.get("inputs") or []), *(event.get("outputs") or [])]
-        if isinstance(event.get("dataset"), dict):
-            datasets.append(event["dataset"])
-        for dataset in datasets:
-            if not isinstance(dataset, dict):
-                continue
-            namespace, name = dataset.get("namespace"), dataset.get("name")
-            if not isinstance(namespace, str) or not isinstance(name, str) or not namespace or not name:
-                continue
-            entry = seen.setdefault((namespace, name), DatasetSeen(namespace, name))
-            entry.producers.add(producer)
-            if job_name:
-                entry.jobs.add(job_name)
-            symlinks = ((dataset.get("facets") or {}).get("symlinks") or {}).get("identifiers") or []
-            for link in symlinks:
-                if isinstance(link, dict) and link.get("namespace") and link.get("name"):
-                    entry.symlinks.add((str(link["namespace"]), str(link["name"]), str(link.get("type") or "")))
-    return seen
+def add_to_inventory(seen: dict[tuple[str, str], DatasetSeen], event: dict) -> None:
+    """The datasets of one event added to `seen` (the event itself is not kept)."""
+    producer = str(event.get("producer") or "(no producer)")
+    job = event.get("job") or {}
+    job_name = str(job.get("name") or "")
+    datasets = [*(event.get("inputs") or []), *(event.get("outputs") or [])]
+    if isinstance(event.get("dataset"), dict):
+        datasets.append(event["dataset"])
+    for dataset in datasets:
+        if not isinstance(dataset, dict):
+            continue
+        namespace, name = dataset.get("namespace"), dataset.get("name")
+        if not isinstance(namespace, str) or not isinstance(name, str) or not namespace or not name:
+            continue
+        entry = seen.setdefault((namespace, name), DatasetSeen(namespace, name))
+        entry.producers.add(producer)
+        if job_name:
+            entry.jobs.add(job_name)
+        symlinks = ((dataset.get("facets") or {}).get("symlinks") or {}).get("identifiers") or []
+        for link in symlinks:
+            if isinstance(link, dict) and link.get("namespace") and link.get("name"):
+                entry.symlinks.add((str(link["namespace"]), str(link["name"]), str(link.get("type") or "")))
 
 
 # -- Kafka cluster evidence ------------------------------------------------------------------------

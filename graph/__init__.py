@@ -15,19 +15,45 @@ from collections.abc import Sequence
 
 from .dot import lineage_to_graph, render_dot, script_dot
 from .html import render_html
-from .model import LineageGraph, from_events, restrict_to_job
+from .model import LineageGraph, add_event, add_splits, finish, from_events, restrict_to_job, restrict_to_namespace
+
+#: Nodes (jobs and datasets) a page or DOT graph draws at most, unless told otherwise: beyond a
+#: few thousand, a browser spends minutes on the page and nobody can read it.
+MAX_NODES = 5000
 
 
 def build(
-    event_files: Sequence[str] = (), state: bool = False, job: str | None = None, rules: str | None = None
+    event_files: Sequence[str] = (),
+    state: bool = False,
+    job: str | None = None,
+    rules: str | None = None,
+    namespace: str | None = None,
 ) -> LineageGraph:
-    """The graph of these inputs with the doctor's splits; raises the doctor's UnreadableInput,
-    and KeyError when `job` names no job."""
+    """The graph of these inputs with the doctor's splits, the events read as a stream; raises the
+    doctor's UnreadableInput, and KeyError when `job` names no job (`namespace` no job or dataset)."""
     from planlineage.doctor import diagnose
 
-    report = diagnose(event_files, state=state, rules=rules)
-    graph = from_events(report.events, report.splits)
+    graph = LineageGraph()
+    report = diagnose(event_files, state=state, rules=rules, on_event=lambda event: add_event(graph, event))
+    add_splits(finish(graph), report.splits)
+    if namespace:
+        graph = restrict_to_namespace(graph, namespace)
     return restrict_to_job(graph, job) if job else graph
 
 
-__all__ = ["build", "render_html", "render_dot", "script_dot", "lineage_to_graph", "LineageGraph", "from_events"]
+def drawn_nodes(graph: LineageGraph) -> int:
+    """The nodes a page draws: datasets, and jobs other than a STATEMENT SET drawn as a box."""
+    return len(graph.datasets) + len(graph.jobs) - len(graph.group_only())
+
+
+__all__ = [
+    "build",
+    "drawn_nodes",
+    "MAX_NODES",
+    "render_html",
+    "render_dot",
+    "script_dot",
+    "lineage_to_graph",
+    "LineageGraph",
+    "from_events",
+]

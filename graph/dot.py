@@ -7,6 +7,8 @@ red and joined by a dashed red edge without arrow (it is not lineage).
 
 from __future__ import annotations
 
+from planlineage.printable import visible
+
 from .model import LineageGraph
 
 
@@ -14,10 +16,16 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _lines(*lines: str) -> str:
+    """A quoted label of these lines, each with its control characters escaped (an event's name
+    must not put an escape sequence on a terminal or a NUL byte in a file)."""
+    return _quote("\n".join(visible(line) for line in lines))
+
+
 def render_dot(graph: LineageGraph, title: str = "lineage") -> str:
     ids: dict[tuple[str, tuple[str, str]], str] = {}
     lines = [
-        f"digraph {_quote(title)} {{",
+        f"digraph {_lines(title)} {{",
         "  rankdir=LR;",
         '  node [fontname="monospace", fontsize=11];',
         '  edge [color="#7a8496"];',
@@ -26,9 +34,7 @@ def render_dot(graph: LineageGraph, title: str = "lineage") -> str:
     for i, (key, dataset) in enumerate(sorted(graph.datasets.items())):
         ids[("dataset", key)] = f"d{i}"
         colour = ', color="#d93025", penwidth=2' if key in split_of else ""
-        lines.append(
-            f"  d{i} [shape=box, style=rounded, label={_quote(dataset.name + chr(10) + dataset.namespace)}{colour}];"
-        )
+        lines.append(f"  d{i} [shape=box, style=rounded, label={_lines(dataset.name, dataset.namespace)}{colour}];")
     hidden = graph.group_only()
     children = graph.children()
     in_cluster = {c for cs in children.values() for c in cs}
@@ -38,11 +44,11 @@ def render_dot(graph: LineageGraph, title: str = "lineage") -> str:
             continue
         ids[("job", key)] = f"j{i}"
         job_lines[key] = (
-            f'j{i} [shape=box, style=filled, fillcolor="#e8f0fe", label={_quote(job.name + chr(10) + job.namespace)}];'
+            f'j{i} [shape=box, style=filled, fillcolor="#e8f0fe", label={_lines(job.name, job.namespace)}];'
         )
     for n, (parent, kids) in enumerate(sorted(children.items())):
         lines.append(f"  subgraph cluster_{n} {{")
-        lines.append(f'    label={_quote("STATEMENT SET " + parent[1])}; style=dashed; color="#9aa3b2";')
+        lines.append(f'    label={_lines("STATEMENT SET " + parent[1])}; style=dashed; color="#9aa3b2";')
         for kid in sorted(kids):
             if kid in job_lines:
                 lines.append("    " + job_lines[kid])
@@ -62,7 +68,7 @@ def render_dot(graph: LineageGraph, title: str = "lineage") -> str:
         for other in keys[1:]:
             lines.append(
                 f'  {first} -> {ids[("dataset", other)]} [dir=none, style=dashed, color="#d93025", '
-                f"constraint=false, label={_quote('split')}, tooltip={_quote(reason)}];"
+                f"constraint=false, label={_quote('split')}, tooltip={_lines(reason)}];"
             )
     lines.append("}")
     return "\n".join(lines) + "\n"

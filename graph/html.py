@@ -12,7 +12,9 @@ readers see the names. The script only adds behaviour to a page that is already 
 
 Text from events reaches the page only as escaped SVG text, as JSON inside a
 `type="application/json"` script (with `<` escaped), and through `textContent` in the script:
-never as markup.
+never as markup. In the markup, control characters (a NUL byte, an escape sequence, a lone
+surrogate) are written as visible escapes (`\\x00`), and a name longer than layout.MAX_LABEL is
+drawn shortened; the node's `<title>` and the script's data keep it whole.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import json
 from html import escape
 from pathlib import Path
 
-from .layout import HEIGHT, Box, labels, layout
+from planlineage.printable import visible
+
+from .layout import HEIGHT, Box, labels, layout, shown
 from .model import LineageGraph
 
 _ASSETS = Path(__file__).resolve().parent / "assets"
@@ -61,6 +65,7 @@ def _details(graph: LineageGraph, box: Box, split_of: dict, by_key: dict) -> dic
         "producers": sorted(job.producers),
         "parent": list(job.parent) if job.parent else None,
         "runs": job.runs,
+        "runsDropped": job.runs_dropped,
         "facets": job.facets,
     }
 
@@ -74,9 +79,10 @@ def _groups(graph: LineageGraph, by_key: dict[tuple, Box]) -> list[tuple[tuple[s
     return groups
 
 
-def render_svg(graph: LineageGraph) -> tuple[str, dict, list[str]]:
-    """(svg markup, data for the script, namespaces of datasets)."""
-    boxes, edges, width, height = layout(graph)
+def render_svg(graph: LineageGraph, hidden: set | None = None) -> tuple[str, dict, list[str]]:
+    """(svg markup, data for the script, namespaces of datasets as drawn); `hidden`:
+    graph.group_only(), when known."""
+    boxes, edges, width, height = layout(graph, hidden)
     by_key = {(b.kind, b.key): b for b in boxes}
     by_id = {b.id: b for b in boxes}
     ids = {k: b.id for k, b in by_key.items()}
@@ -109,8 +115,8 @@ def render_svg(graph: LineageGraph) -> tuple[str, dict, list[str]]:
             f'<g class="group node" id="{gid}" data-id="{gid}" data-kind="group" '
             f'data-children="{" ".join(m.id for m in members)}">'
             f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{x1 - x0:.1f}" height="{y1 - y0:.1f}" rx="8"/>'
-            f'<text x="{x0 + 8:.1f}" y="{y0 + 15:.1f}" class="name">{escape(parent[1])}</text>'
-            f"<title>STATEMENT SET {escape(parent[1])}: {len(members)} job(s)</title></g>"
+            f'<text x="{x0 + 8:.1f}" y="{y0 + 15:.1f}" class="name">{escape(shown(parent[1]))}</text>'
+            f"<title>STATEMENT SET {escape(visible(parent[1]))}: {len(members)} job(s)</title></g>"
         )
     parts.append('</g><g id="edges">')
     for a, b in edges:
@@ -124,19 +130,21 @@ def render_svg(graph: LineageGraph) -> tuple[str, dict, list[str]]:
         namespace, name = box.key
         classes = ["node", box.kind]
         if box.kind == "dataset":
-            namespaces.setdefault(namespace, None)
+            namespaces.setdefault(visible(namespace), None)
             if box.key in split_of:
                 classes.append("split")
-        sub = labels(graph, box.kind, box.key)[1]
+        name_line, sub = labels(graph, box.kind, box.key)
+        ns_attr = escape(visible(namespace))
         details[box.id] = _details(graph, box, split_of, ids)
         parts.append(
             f'<g class="{" ".join(classes)}" id="{box.id}" data-id="{box.id}" data-kind="{box.kind}" '
-            f'data-ns="{escape(namespace)}" data-layer="{box.layer}" data-x="{box.x:.1f}" data-y="{box.y:.1f}" '
+            f'data-ns="{ns_attr}" data-layer="{box.layer}" data-x="{box.x:.1f}" data-y="{box.y:.1f}" '
             f'data-w="{box.w:.1f}" tabindex="0">'
             f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{HEIGHT}" '
             f'rx="{4 if box.kind == "job" else 12}"/>'
-            f'<text x="{box.x + 12:.1f}" y="{box.y + 15:.1f}" class="name">{escape(name)}</text>'
-            f'<text x="{box.x + 12:.1f}" y="{box.y + 28:.1f}" class="sub">{escape(sub)}</text></g>'
+            f'<text x="{box.x + 12:.1f}" y="{box.y + 15:.1f}" class="name">{escape(name_line)}</text>'
+            f'<text x="{box.x + 12:.1f}" y="{box.y + 28:.1f}" class="sub">{escape(sub)}</text>'
+            f"<title>{escape(visible(name))}\n{ns_attr}</title></g>"
         )
     parts.append('</g><g id="collapsed"></g></svg>')
     data = {
@@ -153,21 +161,19 @@ def _json_for_script(data: dict) -> str:
 
 
 def render_html(graph: LineageGraph, title: str = "planlineage lineage") -> str:
-    svg, data, namespaces = render_svg(graph)
+    hidden = graph.group_only()
+    svg, data, namespaces = render_svg(graph, hidden)
     css = (_ASSETS / "page.css").read_text(encoding="utf-8")
     script = (_ASSETS / "page.js").read_text(encoding="utf-8")
-    job_options = "".join(f'<option value="{escape(j)}"></option>' for j in data["jobs"])
+    job_options = "".join(f'<option value="{escape(visible(j))}"></option>' for j in data["jobs"])
     ns_boxes = "".join(
         f'<label><input type="checkbox" class="collapse-ns" value="{escape(ns)}"> {escape(ns)}</label>'
         for ns in sorted(namespaces)
     )
-    counts = (
-        f"{len([j for j in graph.jobs if j not in graph.group_only()])} jobs, {len(graph.datasets)} datasets, "
-        f"{len(graph.splits)} split(s)"
-    )
+    counts = f"{len(graph.jobs) - len(hidden)} jobs, {len(graph.datasets)} datasets, {len(graph.splits)} split(s)"
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(title)}</title>"
+        f"<title>{escape(visible(title))}</title>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<style>{css}</style></head><body>"
         "<header><strong>planlineage</strong>"

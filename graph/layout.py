@@ -5,8 +5,8 @@
 2. Order within a layer: barycenter sweeps (down then up, a few times), the usual crossing
    reduction of Sugiyama-style layouts; STATEMENT SET siblings are then kept next to each other,
    so their parent's box encloses them and little else.
-3. Coordinates: a layer is as wide as its longest label (names are drawn in full), rows are of
-   fixed height.
+3. Coordinates: a layer is as wide as its longest label (names longer than MAX_LABEL characters
+   are drawn shortened around an ellipsis), rows are of fixed height.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import networkx as nx
+
+from planlineage.printable import shorten, visible
 
 from .model import LineageGraph
 
@@ -26,6 +28,8 @@ PAD = 16
 TOP = 40.0  # room above the first row for a STATEMENT SET box's label
 GROUP_GAP = 26.0  # extra room where a STATEMENT SET box starts or ends within a layer
 SWEEPS = 4
+#: Characters of a name drawn in a node: a 10,000-character name must not make the page 70,000 px wide.
+MAX_LABEL = 80
 
 
 @dataclass
@@ -40,23 +44,29 @@ class Box:
     h: float = HEIGHT
 
 
+def shown(text: str) -> str:
+    """Text of an event as drawn: control characters escaped, at most MAX_LABEL characters."""
+    return shorten(visible(text), MAX_LABEL)
+
+
 def labels(graph: LineageGraph, kind: str, key: tuple[str, str]) -> tuple[str, str]:
-    """(name line, second line) of a node: a dataset's namespace, a job's namespace and producers."""
+    """(name line, second line) of a node as drawn: a dataset's namespace, a job's namespace and
+    producers; each line shortened to MAX_LABEL characters (the node's title holds it whole)."""
     namespace, name = key
     if kind == "dataset":
-        return name, namespace
+        return shown(name), shown(namespace)
     from planlineage.doctor.explain import producer_kind
 
     producers = ", ".join(sorted({producer_kind(p) for p in graph.jobs[key].producers if p})) or "unknown producer"
-    return name, namespace if producers == namespace else f"{namespace} · {producers}"
+    return shown(name), shown(namespace if producers == namespace else f"{namespace} · {producers}")
 
 
 def label_width(name: str, sub: str) -> float:
     return max(90.0, len(name) * CHAR + 2 * PAD, len(sub) * SMALL_CHAR + 2 * PAD)
 
 
-def build_digraph(graph: LineageGraph) -> nx.DiGraph:
-    hidden = graph.group_only()
+def build_digraph(graph: LineageGraph, hidden: set | None = None) -> nx.DiGraph:
+    hidden = graph.group_only() if hidden is None else hidden
     g = nx.DiGraph()
     for key in graph.datasets:
         g.add_node(("dataset", key))
@@ -118,9 +128,9 @@ def _order(g: nx.DiGraph, layers: list[list], group_of: dict) -> None:
             pos[n] = i
 
 
-def layout(graph: LineageGraph) -> tuple[list[Box], list[tuple[str, str]], float, float]:
-    """(boxes, edges as (id, id), width, height)."""
-    g = build_digraph(graph)
+def layout(graph: LineageGraph, hidden: set | None = None) -> tuple[list[Box], list[tuple[str, str]], float, float]:
+    """(boxes, edges as (id, id), width, height); `hidden`: graph.group_only(), when known."""
+    g = build_digraph(graph, hidden)
     if not g.nodes:
         return [], [], 0.0, 0.0
     layer_of = _layers(g)

@@ -28,6 +28,8 @@ class JobNode:
     producers: set[str] = field(default_factory=set)
     facets: dict[str, Any] = field(default_factory=dict)
     runs: list[dict[str, str]] = field(default_factory=list)
+    runs_dropped: int = 0  # older run states not kept (MAX_RUNS)
+    run_keys: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
     parent: JobKey | None = None
     inputs: set[DatasetKey] = field(default_factory=set)
     outputs: set[DatasetKey] = field(default_factory=set)
@@ -92,42 +94,72 @@ def _dataset(graph: LineageGraph, raw: Any, producer: str) -> DatasetKey | None:
     return node.key
 
 
-def add_events(graph: LineageGraph, events: Iterable[dict]) -> LineageGraph:
-    for event in events:
-        producer = str(event.get("producer") or "")
-        if isinstance(event.get("dataset"), dict) and not isinstance(event.get("job"), dict):
-            _dataset(graph, event["dataset"], producer)
-            continue
-        job_raw = event.get("job") or {}
-        namespace, name = str(job_raw.get("namespace") or ""), str(job_raw.get("name") or "")
-        if not name:
-            continue
-        job = graph.jobs.setdefault((namespace, name), JobNode(namespace, name))
-        job.producers.add(producer)
-        _merge_facets(job.facets, job_raw.get("facets"))
-        run = event.get("run") or {}
-        run_facets = run.get("facets") or {}
-        parent = (run_facets.get("parent") or {}).get("job") or {}
-        if parent.get("name"):
-            job.parent = (str(parent.get("namespace") or namespace), str(parent["name"]))
-        if event.get("eventType") or run.get("runId"):
-            state = {
-                "runId": str(run.get("runId") or ""),
-                "eventType": str(event.get("eventType") or "").upper(),
-                "eventTime": str(event.get("eventTime") or ""),
-            }
-            if state not in job.runs:
-                job.runs.append(state)
-        for raw in event.get("inputs") or []:
-            key = _dataset(graph, raw, producer)
-            if key:
-                job.inputs.add(key)
-        for raw in event.get("outputs") or []:
-            key = _dataset(graph, raw, producer)
-            if key:
-                job.outputs.add(key)
+#: Run states kept per job (the latest ones): a log of a long-running estate repeats them.
+MAX_RUNS = 50
+
+
+def add_event(graph: LineageGraph, event: dict) -> None:
+    """One event merged into the graph (call `finish` after the last one)."""
+    producer = str(event.get("producer") or "")
+    if isinstance(event.get("dataset"), dict) and not isinstance(event.get("job"), dict):
+        _dataset(graph, event["dataset"], producer)
+        return
+    job_raw = event.get("job") or {}
+    namespace, name = str(job_raw.get("namespace") or ""), str(job_raw.get("name") or "")
+    if not name:
+        return
+    job = graph.jobs.setdefault((namespace, name), JobNode(namespace, name))
+    job.producers.add(producer)
+    _merge_facets(job.facets, job_raw.get("facets"))
+    run = event.get("run") or {}
+    run_facets = run.get("facets") or {}
+    parent = (run_facets.get("parent") or {}).get("job") or {}
+    if parent.get("name"):
+        job.parent = (str(parent.get("namespace") or namespace), str(parent["name"]))
+    if event.get("eventType") or run.get("runId"):
+        state = {
+            "runId": str(run.get("runId") or ""),
+            "eventType": str(event.get("eventType") or "").upper(),
+            "eventTime": str(event.get("eventTime") or ""),
+        }
+        if _add_run(job, state) and len(job.runs) >= 2 * MAX_RUNS:
+            _keep_latest_runs(job)
+    for raw in event.get("inputs") or []:
+        key = _dataset(graph, raw, producer)
+        if key:
+            job.inputs.add(key)
+    for raw in event.get("outputs") or []:
+        key = _dataset(graph, raw, producer)
+        if key:
+            job.outputs.add(key)
+
+
+def _run_key(state: dict[str, str]) -> tuple[str, str, str]:
+    return (state["eventTime"], state["runId"], state["eventType"])
+
+
+def _add_run(job: JobNode, state: dict[str, str]) -> bool:
+    """Adds a run state not seen yet (a set of keys beside the list: no scan per event)."""
+    key = _run_key(state)
+    if key in job.run_keys:
+        return False
+    job.run_keys.add(key)
+    job.runs.append(state)
+    return True
+
+
+def _keep_latest_runs(job: JobNode) -> None:
+    job.runs.sort(key=lambda r: (r["eventTime"], r["runId"]))
+    job.runs_dropped += max(0, len(job.runs) - MAX_RUNS)
+    job.runs = job.runs[-MAX_RUNS:]
+    job.run_keys = {_run_key(r) for r in job.runs}
+
+
+def finish(graph: LineageGraph) -> LineageGraph:
+    """After the last event: run states in time order, the latest MAX_RUNS per job; parents seen
+    only through their children's facets added as jobs."""
     for job in graph.jobs.values():
-        job.runs.sort(key=lambda r: (r["eventTime"], r["runId"]))
+        _keep_latest_runs(job)
     # a parent seen only through its children's facets still names their group
     for parent in list(graph.children()):
         if parent not in graph.jobs:
@@ -135,14 +167,24 @@ def add_events(graph: LineageGraph, events: Iterable[dict]) -> LineageGraph:
     return graph
 
 
-def from_events(events: Iterable[dict], splits: Iterable[Any] = ()) -> LineageGraph:
-    """The graph of these events; `splits` are the doctor's Split objects, highlighted."""
-    graph = add_events(LineageGraph(), events)
+def add_events(graph: LineageGraph, events: Iterable[dict]) -> LineageGraph:
+    for event in events:
+        add_event(graph, event)
+    return finish(graph)
+
+
+def add_splits(graph: LineageGraph, splits: Iterable[Any]) -> LineageGraph:
+    """The doctor's Split objects, highlighted."""
     for split in splits:
         keys = [(d.namespace, d.name) for d in split.datasets if (d.namespace, d.name) in graph.datasets]
         if len(keys) > 1:
             graph.splits.append((keys, split.reason))
     return graph
+
+
+def from_events(events: Iterable[dict], splits: Iterable[Any] = ()) -> LineageGraph:
+    """The graph of these events; `splits` are the doctor's Split objects, highlighted."""
+    return add_splits(add_events(LineageGraph(), events), splits)
 
 
 def restrict_to_job(graph: LineageGraph, job_name: str) -> LineageGraph:
@@ -171,11 +213,30 @@ def restrict_to_job(graph: LineageGraph, job_name: str) -> LineageGraph:
                         seen.add(nxt)
                         frontier.append(nxt)
         keep |= seen
+    return _subgraph(graph, keep)
+
+
+def restrict_to_namespace(graph: LineageGraph, namespace: str) -> LineageGraph:
+    """The jobs of one job namespace, or that read or write a dataset of that namespace, with their
+    datasets (and the datasets of that namespace no job touches). KeyError: nothing in it."""
+    keep = {
+        k
+        for k, job in graph.jobs.items()
+        if k[0] == namespace or any(d[0] == namespace for d in (*job.inputs, *job.outputs))
+    }
+    datasets = {k for k in graph.datasets if k[0] == namespace}
+    if not keep and not datasets:
+        raise KeyError(namespace)
+    return _subgraph(graph, keep, datasets)
+
+
+def _subgraph(graph: LineageGraph, keep: set[JobKey], datasets: Iterable[DatasetKey] = ()) -> LineageGraph:
+    """These jobs (with their STATEMENT SET parents) and their datasets, plus `datasets`."""
     parents = {p for k in keep if (p := graph.jobs[k].parent) is not None and p in graph.jobs}
     sub = LineageGraph()
     for key in keep | parents:
         sub.jobs[key] = graph.jobs[key]
-    used = {d for k in keep for d in (*graph.jobs[k].inputs, *graph.jobs[k].outputs)}
+    used = {d for k in keep for d in (*graph.jobs[k].inputs, *graph.jobs[k].outputs)} | set(datasets)
     sub.datasets = {k: v for k, v in graph.datasets.items() if k in used}
     sub.splits = [(keys, reason) for keys, reason in graph.splits if len([k for k in keys if k in used]) > 1]
     return sub

@@ -74,7 +74,8 @@
     }
     if (d.parent) panel.appendChild(el("div", "part of " + d.parent[1], "hint"));
     if (d.runs && d.runs.length) {
-      section("run states", table(["event", "time", "runId"], d.runs.map((r) => [r.eventType, r.eventTime, r.runId])));
+      const older = d.runsDropped ? " (the latest " + d.runs.length + "; " + d.runsDropped + " older not kept)" : "";
+      section("run states" + older, table(["event", "time", "runId"], d.runs.map((r) => [r.eventType, r.eventTime, r.runId])));
     }
     if (facets.schema && Array.isArray(facets.schema.fields)) {
       section("schema", table(["column", "type"], facets.schema.fields.map((f) => [f.name, f.type || ""])));
