@@ -187,9 +187,13 @@ def table_lineage(
     resolution = resolve(options, table=source.display, config=identity)
     warnings.extend(resolution.warnings)
     datasets = resolution.datasets
-    link = _table_symlink(source, location, conf)
-    if link is not None and (identity is None or identity.profile != "gravitino"):
-        datasets = [Dataset(namespace=d.namespace, name=d.name, symlinks=[link]) for d in datasets]
+    if identity is None or identity.profile != "gravitino":
+        # openlineage-spark's symlink, or none where it gives none (a table outside the warehouse, a
+        # path, a view): the registry's usual TABLE symlink names the Spark table as
+        # `spark_catalog.default.t` in the bare location scheme, the same string for every
+        # session's `t`, which a backend that joins datasets by symlink would take for one table.
+        link = _table_symlink(source, location, conf)
+        datasets = [Dataset(namespace=d.namespace, name=d.name, symlinks=[link] if link else []) for d in datasets]
     return TableLineage(table=source.display, connector=connector, datasets=datasets, schema=columns)
 
 

@@ -42,8 +42,8 @@ def test_catalog_tables(vector):
     (dataset,) = lineage.datasets
     assert [dataset.namespace, dataset.name] == vector["expected"]
     if vector["symlink"] is None:
-        # openlineage-spark adds none; ours is the document's usual TABLE symlink to the Spark table.
-        assert [(s.namespace, s.name) for s in dataset.symlinks] == [(dataset.namespace, source.display)]
+        # openlineage-spark adds none, and neither does planlineage (tests/conformance measured it).
+        assert dataset.symlinks == []
     else:
         assert [[s.namespace, s.name, s.type] for s in dataset.symlinks] == [[*vector["symlink"], "TABLE"]]
 
