@@ -304,3 +304,15 @@ def test_cli_extract_columns_adds_column_lineage_per_sink(provisioned):
     ]
     counts = sinks[D + "click_counts"]["columns"]["clicks"]
     assert {(c["column"], t["subtype"]) for c in counts for t in c["transformations"]} >= {("ts", "WINDOW")}
+    table = run_cli(
+        "extract",
+        str(ROOT / "examples" / "statement_set.sql"),
+        "--flink-version",
+        provisioned.flink.minor,
+        "--format",
+        "table",
+        "--columns",
+    )
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.count("  columns:\n") == len(sinks)
+    assert f" <- {D}payments.user_id (DIRECT/IDENTITY)\n" in table.stdout
