@@ -18,6 +18,7 @@ from planlineage import __version__, lazylog
 from planlineage.errors import PlanlineageError
 
 EXIT_OK = 0
+EXIT_FAILED = 1
 
 #: command -> (module under planlineage.cli, help text); in the order `--help` lists them.  A
 #: command without help text (internal or deprecated) is accepted but not listed.  Each module's
@@ -118,8 +119,23 @@ def _set_up_logging(logging) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
-    except BrokenPipeError:  # the reader went away (`| head -1`), from any command or its --help
+    except BrokenPipeError as error:  # the reader went away (`| head -1`), from any command or its --help
+        if not _reader_left():  # not stdout: a connection of the command's own closed
+            print(f"planlineage: the other end closed the connection ({error.strerror or error})", file=sys.stderr)
+            return EXIT_FAILED
         return reader_gone()
+
+
+def _reader_left() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (poll reports an error on its end)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), 0)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, ValueError, OSError):  # no stdout, or one without a descriptor
+        return False
 
 
 def _main(argv: list[str] | None) -> int:

@@ -66,3 +66,15 @@ def test_settings_still_reports_a_folder_it_cannot_write(tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr.startswith("planlineage: cannot ") and "Not a directory" in result.stderr
+
+
+def test_a_connection_closed_under_a_command_is_not_taken_for_the_reader_leaving(monkeypatch, capsys):
+    from planlineage.cli import main as cli_main
+    from planlineage.cli import settings as settings_cli
+
+    def closed(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(settings_cli, "cmd_settings", closed)
+    assert cli_main.main(["settings", "list"]) == 1
+    assert capsys.readouterr().err == "planlineage: the other end closed the connection (Broken pipe)\n"
