@@ -257,7 +257,7 @@ class _Recorded:
     def record(self, message: str) -> None:
         from planlineage.registry.secrets import redact_text  # a file outside the settings: no secret in it
 
-        line = redact_text(" ".join(str(message).split())) + "\n"
+        line = redact_text(" ".join(str(message).rstrip().splitlines())) + "\n"  # one line, its indent kept
         with self._lock:
             self._write(self._append, line)
 

@@ -99,7 +99,7 @@ def test_a_provisioning_is_followed_from_another_process(tmp_path, monkeypatch):
     assert said[0].startswith("provisioning Flink 1.20.5 in ")
     assert said[-1].startswith("Flink 1.20.5 ready in ")
     assert "    Collecting apache-flink==1.20.5" in said
-    assert shown == [" ".join(line.split()) for line in said]  # every line, in order; not the old file's
+    assert shown == said  # every line, in order; not the old file's
     assert not (home / "tmp").exists()
 
 
