@@ -108,11 +108,34 @@ def render_table(lineage) -> str:
             lines.append(f"  <- {source.table} [{source.connector}]  {datasets(source)}")
         if not sink.inputs:
             lines.append("  <- (no table: constant values)")
+        if sink.columns is not None:  # asked for (--columns)
+            lines.extend(_column_lines(sink.columns))
     for warning in lineage.warnings:
         lines.append(f"WARN {warning}")
     for stand_in in lineage.stand_ins:
         lines.append(f"STAND-IN {stand_in.kind} {stand_in.name}: {stand_in.reason}")
     return "\n".join(lines)
+
+
+def _column_lines(columns) -> list[str]:
+    """A sink's column lineage, one line per sink column: each source column with how it gets
+    there (OpenLineage's transformation type/subtype), in the sink's column order."""
+    if not columns:
+        return ["  columns: (none found)"]
+    lines = ["  columns:"]
+    width = max(len(name) for name in columns)
+    for name, sources in columns.items():
+        reached = ", ".join(f"{source.table}.{source.column}{_how(source)}" for source in sources)
+        lines.append(f"    {name:<{width}} <- {reached or '(no source column: constant values)'}")
+    return lines
+
+
+def _how(source) -> str:
+    kinds = [
+        "/".join(part for part in (t.type, t.subtype) if part) + (" masking" if t.masking else "")
+        for t in source.transformations
+    ]
+    return f" ({', '.join(kinds)})" if kinds else ""
 
 
 def cmd_identity(args) -> int:

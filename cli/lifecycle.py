@@ -97,6 +97,7 @@ def cmd_submit(args) -> None:
     store = open_store()
     settings = Settings(store)
     if not settings.configured():
+        _say_not_configured(settings)  # and nothing else: no run, no file, no home
         return
     from planlineage.lifecycle import runner
 
@@ -129,6 +130,20 @@ def cmd_submit(args) -> None:
     )
     if run_id is not None and error:
         warn(f"no lineage for application {args.app_id}: {error}")
+
+
+def _say_not_configured(settings) -> None:
+    """`submit --lineage-enable` without a place to send events: one line, so that a platform
+    that asked for lineage learns why none comes (nothing is recorded or written)."""
+    from planlineage.settings import env_name
+
+    kind = (settings.get("lineage.transport") or "gravitino").lower()
+    key, example = ("lineage.file", "/path/events.jsonl") if kind == "file" else ("lineage.address", "http://HOST:8090")
+    print(
+        f"planlineage: lineage is not configured (no {key}): nothing is recorded for this job; "
+        f"set it with `planlineage settings set {key} {example}` or {env_name(key)}",
+        file=sys.stderr,
+    )
 
 
 def _read_sql(path: str) -> str:

@@ -18,6 +18,7 @@ from planlineage import __version__, lazylog
 from planlineage.errors import PlanlineageError
 
 EXIT_OK = 0
+EXIT_FAILED = 1
 
 #: command -> (module under planlineage.cli, help text); in the order `--help` lists them.  A
 #: command without help text (internal or deprecated) is accepted but not listed.  Each module's
@@ -116,6 +117,28 @@ def _set_up_logging(logging) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError as error:  # the reader went away (`| head -1`), from any command or its --help
+        if not _reader_left():  # not stdout: a connection of the command's own closed
+            print(f"planlineage: the other end closed the connection ({error.strerror or error})", file=sys.stderr)
+            return EXIT_FAILED
+        return reader_gone()
+
+
+def _reader_left() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (poll reports an error on its end)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), 0)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, ValueError, OSError):  # no stdout, or one without a descriptor
+        return False
+
+
+def _main(argv: list[str] | None) -> int:
     lazylog.on_load(_set_up_logging)
     argv = sys.argv[1:] if argv is None else list(argv)
     only = chosen_command(argv)
@@ -129,9 +152,22 @@ def main(argv: list[str] | None = None) -> int:
         return error.exit_code
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
-        sys.stderr.close()
-        return EXIT_OK
+
+
+def reader_gone() -> int:
+    """Stdout's reader closed the pipe (`planlineage settings list | head -1`): nobody wants the
+    rest, which is not an error of the command's. Exit 0 without a word, as ``head`` leaves a
+    pipeline that did its job (and a platform's `submit` keeps its exit 0). Stdout is pointed at
+    /dev/null, the Python documentation's way, so that the interpreter's last flush of what is
+    still buffered does not fail again ("Exception ignored ... BrokenPipeError", exit 120).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, ValueError, OSError):  # no stdout (None) or one without a descriptor
+        pass
+    return EXIT_OK
 
 
 def console() -> None:
@@ -143,11 +179,29 @@ def console() -> None:
     loaded, hence no handler to flush; no other thread). Their writes are committed or
     closed before :func:`main` returns. Every other command exits the ordinary way.
     """
-    code = main()
+    try:
+        code = main()
+    except SystemExit:  # argparse's --help, --version and usage errors leave this way
+        _flush_stdout()
+        raise
+    _flush_stdout()
     if chosen_command(sys.argv[1:]) in LAZY_LOGGING and "logging" not in sys.modules:
         threading = sys.modules.get("threading")  # not loaded: no thread was started through it
         if threading is None or threading.active_count() == 1:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            try:
+                sys.stderr.flush()
+            except (AttributeError, ValueError, OSError):
+                pass
             os._exit(code)
     raise SystemExit(code)
+
+
+def _flush_stdout() -> None:
+    """What stdout still buffers, written here where a closed pipe can be handled (the exit code
+    stands: the command did its work)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        reader_gone()
+    except (AttributeError, ValueError):  # no stdout, or a closed one
+        pass

@@ -40,6 +40,8 @@ def cmd_settings(args) -> int:
     except (SettingError, StoreError) as error:
         print(f"planlineage: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # stdout's reader left (`| head -1`): main() ends quietly, not a settings problem
+        raise
     except OSError as error:
         where = error.filename or settings.path
         print(

@@ -62,16 +62,28 @@ def cmd_watch(args) -> int:
     watcher = Watcher(target, store, settings, options, say=_say)
     if not args.once:
         _say(f"watching {target.masked()} every {args.interval:g}s")
-        run_forever(watcher, args.interval)
+        with _provisioning_shown():
+            run_forever(watcher, args.interval)
         return EXIT_OK
     try:
-        watcher.poll()
-        watcher.settle(args.timeout)
+        with _provisioning_shown():
+            watcher.poll()
+            watcher.settle(args.timeout)
     except (SourceError, StoreError) as error:  # fail-open: one line, exit 0
         _say(str(error))
     finally:
         watcher.close()
     return EXIT_OK
+
+
+def _provisioning_shown():
+    """The compile service provisions a Flink or Spark version on first use (a download of
+    hundreds of MB, a minute or more): its steps and download progress are said here too."""
+    from planlineage.planner.provision import cache_root as flink_cache
+    from planlineage.spark.provision import cache_root as spark_cache
+    from planlineage.version_venvs import ProgressFollower
+
+    return ProgressFollower([flink_cache(), spark_cache()], _say)
 
 
 def configure(name: str, parser) -> None:

@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -33,6 +34,11 @@ from planlineage.errors import ProvisionError
 MARKER = "ready.json"
 #: pip's lines worth showing while a version installs (the rest is noise).
 PROGRESS_LINES = ("Collecting", "Downloading", "Building", "Installing", "Successfully")
+#: Seconds between two lines of download progress (pip's own bar is off: its output is not a terminal).
+DOWNLOAD_EVERY = 10.0
+#: ``<cache>/<version>.progress``: the lines of the last provisioning of a version, as it goes, for
+#: a process that waits for another one's provisioning (``watch`` waits for the compile service).
+PROGRESS_SUFFIX = ".progress"
 
 Say = Callable[[str], None]
 
@@ -167,6 +173,7 @@ class VenvCache:
 
     def _build(self, version, home, fingerprint, requirements, finish, after, first_use, download, steps, say) -> None:
         started = time.monotonic()
+        say = _Recorded(say, home.parent / f"{version}{PROGRESS_SUFFIX}")
         say(f"provisioning {self.engine} {version} in {home} (first use; {first_use})")
         if home.exists():
             shutil.rmtree(home)
@@ -190,32 +197,197 @@ class VenvCache:
                 ],
                 f"install {self.engine} {version}",
                 stream=say,
+                downloads=home / "tmp",
             )
+            shutil.rmtree(home / "tmp", ignore_errors=True)
             record = {"fingerprint": fingerprint, "version": version, **finish(home, venv, say)}
             record["seconds"] = round(time.monotonic() - started, 1)
             (home / MARKER).write_text(json.dumps(record))
             if after is not None:
                 after(home, say)
-        except BaseException:
+        except BaseException as error:
             shutil.rmtree(home, ignore_errors=True)
+            say.record(f"provisioning {self.engine} {version} failed: {error}")  # raised: said by the caller
             raise
         say(f"{self.engine} {version} ready in {time.monotonic() - started:.0f} s")
 
-    def run(self, command: list[str], what: str, stream: Say | None = None) -> None:
-        """Runs a build step; its output's last lines make the error when it fails."""
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    def run(self, command: list[str], what: str, stream: Say | None = None, downloads: Path | None = None) -> None:
+        """Runs a build step; its output's last lines make the error when it fails. With
+        ``downloads`` (pip), the step's temporary files go there, and while pip downloads a file
+        its size so far is said every :data:`DOWNLOAD_EVERY` seconds."""
+        env = None
+        if downloads is not None:
+            downloads.mkdir(parents=True, exist_ok=True)
+            env = {**os.environ, "TMPDIR": str(downloads)}
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        watch = _DownloadWatch(downloads, stream) if downloads is not None and stream is not None else None
         tail: list[str] = []
         assert process.stdout is not None
-        for line in process.stdout:
-            line = line.rstrip()
-            tail = (tail + [line])[-15:]
-            if stream and line.startswith(PROGRESS_LINES):
-                stream("    " + line)
+        try:
+            for line in process.stdout:
+                line = line.rstrip()
+                tail = (tail + [line])[-15:]
+                if stream and line.lstrip().startswith(PROGRESS_LINES):  # pip indents a package's steps
+                    stream("    " + line.lstrip())
+                if watch is not None:
+                    watch.line(line)
+        finally:
+            if watch is not None:
+                watch.stop()
         if process.wait() != 0:
             raise ProvisionError(
                 f"could not {what}: {' / '.join(tail[-5:]) or 'no output'}. "
                 f"Check network access to the package index, then run `planlineage {self.command} install VERSION`."
             )
+
+
+class _Recorded:
+    """Says a provisioning's lines and records them in its progress file (truncated when the
+    provisioning starts), so that a process waiting for it can show them too."""
+
+    def __init__(self, say: Say, path: Path):
+        self.say, self.path = say, path
+        self._lock = threading.Lock()  # the download watch says from its own thread
+        self._write(path.write_text, "")
+
+    def __call__(self, message: str) -> None:
+        self.say(message)
+        self.record(message)
+
+    def record(self, message: str) -> None:
+        from planlineage.registry.secrets import redact_text  # a file outside the settings: no secret in it
+
+        line = redact_text(" ".join(str(message).rstrip().splitlines())) + "\n"  # one line, its indent kept
+        with self._lock:
+            self._write(self._append, line)
+
+    def _append(self, text: str) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(text)
+
+    @staticmethod
+    def _write(write, text: str) -> None:
+        try:
+            write(text)
+        except OSError:  # the progress file is a courtesy: provisioning goes on without it
+            pass
+
+
+class _DownloadWatch:
+    """How much of the file pip is downloading has arrived: pip downloads into a ``pip-unpack-*``
+    folder of its temporary directory (``downloads``) after saying ``Downloading NAME (SIZE)``;
+    a thread sums the sizes found there and says them every :data:`DOWNLOAD_EVERY` seconds."""
+
+    def __init__(self, downloads: Path, say: Say):
+        self.downloads, self.say = downloads, say
+        self.name: str | None = None
+        self.total = ""
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="planlineage-download-progress", daemon=True)
+        self._thread.start()
+
+    def line(self, line: str) -> None:
+        line = line.strip()
+        if line.startswith("Downloading "):
+            name, _, size = line.removeprefix("Downloading ").partition(" (")
+            self.name, self.total = name.strip(), size.rstrip(")").strip()
+        elif line:  # pip moved on (Building, Installing...)
+            self.name = None
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=DOWNLOAD_EVERY + 1)
+
+    def _run(self) -> None:
+        last = -1
+        while not self._done.wait(DOWNLOAD_EVERY):
+            name = self.name
+            if name is None:
+                continue
+            try:
+                received = sum(
+                    entry.stat().st_size
+                    for folder in self.downloads.glob("pip-unpack-*")
+                    for entry in folder.iterdir()
+                    if entry.is_file()
+                )
+            except OSError:  # pip removed its folder meanwhile: the download is over
+                continue
+            if received != last and self.name == name:
+                last = received
+                of = f" of {self.total}" if self.total else ""
+                total = _bytes(self.total)
+                share = f" ({min(100, round(100 * received / total))}%)" if total else ""
+                self.say(f"    downloading {name}: {received / 1e6:.1f} MB{of}{share}")
+
+
+def _bytes(size: str) -> float | None:
+    """pip's size of a download ("231.5 MB", "11 kB", "512 bytes") in bytes; None when not one."""
+    number, _, unit = size.partition(" ")
+    scale = {"bytes": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}.get(unit)
+    try:
+        return float(number) * scale if scale and float(number) > 0 else None
+    except ValueError:
+        return None
+
+
+class ProgressFollower:
+    """Shows the provisionings that another process runs (``watch`` hands its compiles to the
+    compile service, which provisions a version on first use): every line added to a progress
+    file of the ``roots`` (caches) since the follower started is said, from a thread polling
+    every ``every`` seconds. ``stop()`` says what is left and ends the thread."""
+
+    def __init__(self, roots: Iterable[Path], say: Say, every: float = 1.0):
+        self.roots, self.say, self.every = list(roots), say, every
+        self._started = time.time()
+        self._read: dict[Path, int] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="planlineage-provisioning", daemon=True)
+
+    def __enter__(self) -> ProgressFollower:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=self.every + 5)
+        self.poll()
+
+    def _run(self) -> None:
+        while not self._done.wait(self.every):
+            self.poll()
+
+    def poll(self) -> None:
+        for root in self.roots:
+            try:
+                files = [f for f in root.glob(f"*{PROGRESS_SUFFIX}") if f.stat().st_mtime >= self._started - 1]
+            except OSError:
+                continue
+            for path in files:
+                self._say_new(path)
+
+    def _say_new(self, path: Path) -> None:
+        try:
+            with path.open("rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                offset = self._read.get(path, 0)
+                if size < offset:  # truncated: a new provisioning of that version
+                    offset = 0
+                handle.seek(offset)
+                data = handle.read()
+        except OSError:
+            return
+        complete, newline, _ = data.rpartition(b"\n")
+        if not newline:
+            return  # nothing new, or a line still being written
+        self._read[path] = offset + len(complete) + 1
+        for line in complete.decode("utf-8", "replace").splitlines():
+            if line.strip():
+                self.say(line)
 
 
 def ready(home: Path, fingerprint: str) -> bool:

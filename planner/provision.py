@@ -29,6 +29,9 @@ DEFAULT_MINOR = "1.20"
 #: Bumped when what provisioning produces changes (2: class-data sharing archive).
 LAYOUT = 2
 CACHE = VenvCache(engine="Flink", command="flink", cache_env=CACHE_ENV, cache_dir="flink")
+#: What a first use costs, as provisioning and `watch --check` say it (issue 30 measured 1.20: 368 MB, 100 s).
+FIRST_USE = "a minute or two"
+DOWNLOAD = "~370 MB download"
 
 
 def cache_root() -> Path:
@@ -53,6 +56,11 @@ def _java_root() -> Path:
 
 def _java_sources() -> list[Path]:
     return sorted(_java_root().rglob("*.java"))
+
+
+def state(flink: FlinkVersion) -> str:
+    """`ready`, `outdated`, `broken`, `incomplete` or `not installed` here."""
+    return CACHE.state(flink.version, _fingerprint(flink))
 
 
 def list_installed() -> dict[str, dict]:
@@ -86,8 +94,8 @@ def ensure(
         flink.requirements,
         finish,
         after=after,
-        first_use="about a minute",
-        download="~250 MB download",
+        first_use=FIRST_USE,
+        download=DOWNLOAD,
         steps=4,
         force=force,
         progress=progress,

@@ -101,6 +101,7 @@ def check(target: Target, settings: Settings, options: Options) -> Report:
             reason = watcher.excluded(app)
             if reason is not None and (app.job_type == SQL_JOB_TYPE or app.engine != FLINK):
                 say(f"  not reported: {app.key} {app.job_name}: {reason}")
+        report.lines.extend(flink_versions(source, [a for a in chosen if a.engine == FLINK]))
     finally:
         source.close()
     if settings.configured():
@@ -116,3 +117,39 @@ def check(target: Target, settings: Settings, options: Options) -> Report:
     else:
         say("workspace: not given (jobs are compiled without their jars; --streampark-workspace DIR adds them)")
     return report
+
+
+def flink_versions(source: Source, apps: list) -> list[str]:
+    """The Flink versions the reported Flink apps compile with (their environments' minor
+    versions, as the watcher gives them to the compile) and whether each is provisioned here: a
+    version that is not is downloaded and built by the first compile that needs it."""
+    from planlineage.errors import ProvisionError
+    from planlineage.planner import provision
+    from planlineage.streampark.compile_inputs import minor_version
+
+    if not apps:
+        return []
+    needed: dict[str | None, list[str]] = {}
+    envs: dict[int | None, str | None] = {}
+    for app in apps:
+        if app.version_id not in envs:
+            envs[app.version_id] = minor_version(reads.flink_env(source, app.version_id)[0])
+        needed.setdefault(envs[app.version_id], []).append(app.key)
+    lines = [f"Flink versions the reported apps compile with (cache {provision.cache_root()}):"]
+    for minor, keys in sorted(needed.items(), key=lambda item: item[0] or ""):
+        apps_text = f"{len(keys)} app{'s' if len(keys) > 1 else ''}"
+        try:
+            flink = provision.resolve_version(minor)
+        except ProvisionError as error:
+            lines.append(f"  {minor}: {apps_text}: not compiled: {error}")
+            continue
+        named = f"{flink.minor} ({flink.version})" + ("" if minor else ", the default: the app's env has none")
+        state = provision.state(flink)
+        if state == "ready":
+            lines.append(f"  {named}: {apps_text}: ready")
+        else:
+            lines.append(
+                f"  {named}: {apps_text}: {state}: the first compile downloads and builds it "
+                f"({provision.DOWNLOAD}, {provision.FIRST_USE}); `planlineage flink install {flink.minor}` does it now"
+            )
+    return lines

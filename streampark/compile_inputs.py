@@ -31,13 +31,19 @@ _MINOR = re.compile(r"^(\d+\.\d+)")
 def flink_job(source: Source, schema: Schema, app: App, row: dict, options: Any, once: Once) -> tuple[dict, str]:
     """The env's Flink version, the app's jars then the cluster's (``options``: the watcher's)."""
     version, flink_home = reads.flink_env(source, app.version_id)
-    minor = _MINOR.match(version or "")
     found = job_jars.resolve(source, schema, app, row, options.workspace)
     for warning in found.warnings:
         once(f"jar:{app.key}:{warning}", f"{app.key} {app.job_name}: {warning} (compiled without it)")
     jars = [*found.paths, *_cluster_jars(flink_home, options.verbose, once)]
-    fields = {"engine": FLINK, "flink_version": minor.group(1) if minor else None, "jars": jars}
+    fields = {"engine": FLINK, "flink_version": minor_version(version), "jars": jars}
     return fields, f"Flink {version or 'default'}"
+
+
+def minor_version(version: str | None) -> str | None:
+    """``t_flink_env.version`` (1.20.0) to the minor version a compile is given (1.20); None:
+    the default version."""
+    minor = _MINOR.match(version or "")
+    return minor.group(1) if minor else None
 
 
 def _cluster_jars(flink_home: str | None, verbose: bool, once: Once) -> list[str]:

@@ -278,24 +278,13 @@ def test_cli_bad_script_exits_2_with_one_paragraph(provisioned):
 
 
 def test_cli_extract_columns_adds_column_lineage_per_sink(provisioned):
-    plain = run_cli(
-        "extract",
-        str(ROOT / "examples" / "statement_set.sql"),
-        "--flink-version",
-        provisioned.flink.minor,
-        "--format",
-        "json",
-    )
+    def statement_set(*options):
+        script = str(ROOT / "examples" / "statement_set.sql")
+        return run_cli("extract", script, "--flink-version", provisioned.flink.minor, *options)
+
+    plain = statement_set("--format", "json")
     assert "columns" not in json.loads(plain.stdout)["sinks"][0]
-    result = run_cli(
-        "extract",
-        str(ROOT / "examples" / "statement_set.sql"),
-        "--flink-version",
-        provisioned.flink.minor,
-        "--format",
-        "json",
-        "--columns",
-    )
+    result = statement_set("--format", "json", "--columns")
     assert result.returncode == 0, result.stderr
     sinks = {s["table"]: s for s in json.loads(result.stdout)["sinks"]}
     archive = sinks[D + "payment_archive"]["columns"]
@@ -304,3 +293,7 @@ def test_cli_extract_columns_adds_column_lineage_per_sink(provisioned):
     ]
     counts = sinks[D + "click_counts"]["columns"]["clicks"]
     assert {(c["column"], t["subtype"]) for c in counts for t in c["transformations"]} >= {("ts", "WINDOW")}
+    table = statement_set("--format", "table", "--columns")  # the same lineage, for a person to read
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.count("  columns:\n") == len(sinks)
+    assert f" <- {D}payments.user_id (DIRECT/IDENTITY)\n" in table.stdout

@@ -41,6 +41,11 @@ def tree(*roots: Path) -> dict[str, str]:
     return found
 
 
+NOT_CONFIGURED = (
+    b"planlineage: lineage is not configured (no lineage.address): nothing is recorded for this job; "
+    b"set it with `planlineage settings set lineage.address http://HOST:8090` or PLANLINEAGE_LINEAGE_ADDRESS\n"
+)
+
 CONF_INPUTS = [
     b'{"spark.executor.memory": "4g",\n "spark.app.name": "x"}\n',
     b"# spark defaults\nspark.executor.memory   4g\nspark.app.name=x",
@@ -58,8 +63,11 @@ def test_unconfigured_install_is_untouched(cli, tmp_path, private_home, enable):
     sql.write_text("INSERT INTO a SELECT * FROM b;")
     flag = ["--lineage-enable"] if enable else []
     before = tree(private_home, cache, tmp_path)
+    submit = cli("submit", "--app-id", "a", "--job-name", "j", "--flink-version", "1.20", "--sql-file", str(sql), *flag)
+    assert submit.returncode == 0
+    # Asked for lineage with nowhere to send it: one line says so and how to configure it.
+    assert submit.stderr == (NOT_CONFIGURED if enable else b"")
     runs = [
-        cli("submit", "--app-id", "a", "--job-name", "j", "--flink-version", "1.20", "--sql-file", str(sql), *flag),
         cli("state", "--app-id", "a", "--state", "RUNNING"),
         cli("state", "--app-id", "a", "--state", "FAILED", "--error", "x"),
         cli("flush"),
