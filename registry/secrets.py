@@ -11,6 +11,9 @@ state store, error messages) goes through this module, so that one fix here fixe
   URL-escaped spellings), URL credentials, and in free text every pair whose key is a secret:
   `'k' = 'v'`, `"k": "v"`, the SQL client's `SET k = v`, `k: v` / `k=v` in comments and log lines,
   `password="..."` inside JAAS strings, `Authorization: Bearer ...`.
+  Also `SET k = v` read to the end of the statement and Spark's `OPTIONS (k 'v')`.
+- `redact_sql(sql, options)`: `redact_text` plus SQL comments (`-- the password is ...`): for SQL
+  facets, quoted statements and other producers' queries.
 - `RedactingFilter`: a logging filter that passes every record through `redact_text`.
 - `strip_credentials(value)`: remove (not mask) credentials; for dataset namespaces and names,
   where a mask would become part of an identity.
@@ -249,15 +252,16 @@ _SET_PAIR = re.compile(
     r"(?P<value>'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\"|[^;\r\n]*+)"
 )
 # Spark's property lists, `OPTIONS (password 'x', 'token' "y")` and TBLPROPERTIES: key and value
-# separated by blanks only. A quoted value is taken after any key; a bare literal (a number) only
-# inside a list, right after `(` or `,`.
+# separated by blanks only. A quoted value is taken after any key; a bare literal only inside a
+# list, right after `(` or `,`, and only a number or a boolean (Spark's property values): a column
+# definition `(token STRING, …)` keeps its type.
 _SPACED_PAIR = re.compile(
     r"(?P<k>(?<![\w.\-'\"`])(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|[A-Za-z][\w.\-]{0,100}+)[ \t]++)"
     r"(?P<v>'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\")"
 )
 _LISTED_BARE_PAIR = re.compile(
     r"(?P<k>[(,]\s*+(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|[A-Za-z][\w.\-]{0,100}+)[ \t]++)"
-    r"(?P<v>[^\s,()'\"=]++)"
+    r"(?P<v>[-+]?+\d[\w.]*+(?![^\s,)])|(?i:true|false)(?![^\s,)]))"
 )
 
 
@@ -279,7 +283,10 @@ def _mask_set_value(m: re.Match) -> str:
 
 
 def _mask_spaced_pair(m: re.Match) -> str:
-    return m["k"] + _masked_value(m["v"]) if is_secret_key(_unquoted(m["key"])) else m.group(0)
+    key = m["key"]
+    if key.lower() in _PROSE_NOT_SECRET or not is_secret_key(_unquoted(key)):  # "with key 'id1'"
+        return m.group(0)
+    return m["k"] + _masked_value(m["v"])
 
 
 # SQL comments. A `--` inside a string literal is taken for a comment start too: that can only

@@ -166,19 +166,6 @@ def _sqlite_rows(path: Path) -> str:
         conn.close()
 
 
-def _postgres_rows(url: str) -> str:
-    import psycopg
-
-    from planlineage.store.url import parse
-
-    with psycopg.connect(parse(url).conninfo) as conn:
-        tables = conn.execute(
-            "SELECT table_schema, table_name FROM information_schema.tables "
-            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
-        ).fetchall()
-        return "\n".join(repr(row) for s, t in tables for row in conn.execute(f'SELECT * FROM "{s}"."{t}"'))
-
-
 def _lifecycle(tmp: Path, store_url: str | None) -> dict[str, str]:
     """One platform's day: submit, RUNNING, FAILED with the error forms; flush; extract; graph
     and doctor over the events received and another producer's."""
@@ -223,7 +210,9 @@ def _lifecycle(tmp: Path, store_url: str | None) -> dict[str, str]:
         doctor = cli("doctor", "--events", str(log), "--state", "--format", "json")
         seen["doctor"] = (doctor.stdout + doctor.stderr).decode()
         if store_url:
-            seen["store rows"] = _postgres_rows(store_url)
+            from databases import all_rows
+
+            seen["store rows"] = all_rows(store_url)
         else:
             seen["store rows"] = _sqlite_rows(cli.home / "state.db")
         seen["home files"] = "\n".join(

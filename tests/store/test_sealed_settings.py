@@ -6,30 +6,20 @@ from __future__ import annotations
 
 import stat
 
-import psycopg
 import pytest
+from databases import all_rows
 
 from planlineage import sealed
 from planlineage.settings import Settings
 from planlineage.store.postgres import PostgresStore
-from planlineage.store.url import parse
 
 TOKEN = "FAKE-lineage-token-s3cr3t-only"
-
-
-def _rows(pg_url: str) -> str:
-    with psycopg.connect(parse(pg_url).conninfo) as conn:
-        tables = conn.execute(
-            "SELECT table_schema, table_name FROM information_schema.tables "
-            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
-        ).fetchall()
-        return "\n".join(repr(row) for s, t in tables for row in conn.execute(f'SELECT * FROM "{s}"."{t}"'))
 
 
 def test_the_token_is_sealed_in_the_shared_store_and_read_back(pg_url, private_home, tmp_path):
     settings = Settings(PostgresStore(pg_url, private_home), environ={})
     settings.set("lineage.token", TOKEN)
-    rows = _rows(pg_url)
+    rows = all_rows(pg_url)
     assert TOKEN not in rows and sealed.PREFIX in rows
     key_file = sealed.key_path(private_home)
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
@@ -94,4 +84,4 @@ def test_the_cli_says_where_the_key_is_and_what_a_node_without_it_must_do(pg_url
     assert missing.returncode == 0 and "PLANLINEAGE_STORE_KEY" in missing.stderr.decode()
     for result in (made, missing):
         assert TOKEN.encode() not in result.stdout + result.stderr
-    assert TOKEN not in _rows(pg_url)
+    assert TOKEN not in all_rows(pg_url)
