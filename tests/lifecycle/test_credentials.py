@@ -281,7 +281,9 @@ def test_the_run_went_through(places):
     }
     assert ("postgres://pg:5432", "dw.public.out_b") in outputs
     assert "<html" in places["sqlite page"].lower()
-    stores = ["sqlite", "postgres"] if "postgres store rows" in places else ["sqlite"]
+    from databases import pg_bin
+
+    stores = ["sqlite", "postgres"] if pg_bin() is not None else ["sqlite"]
     for store in stores:  # the rows were read: the run, its events in the outbox, its SQL
         assert "app-1" in places[f"{store} store rows"] and "dw.public.out_b" in places[f"{store} store rows"]
 
