@@ -36,6 +36,8 @@ def cmd_settings(args) -> int:
             for notice in home.notices():  # the state of the store, reported where people look
                 print(f"! {notice['message']}")
                 home.mark_said(notice["message"])
+        for problem in settings.problems:  # a sealed token: its new key, or no key on this node
+            print(f"planlineage: {problem}", file=sys.stderr)
         say_notices()
     except (SettingError, StoreError) as error:
         print(f"planlineage: {error}", file=sys.stderr)

@@ -62,14 +62,17 @@ def is_event(obj: Any) -> bool:
 def scrub(value: Any, key: str = "") -> Any:
     """An event with every secret masked (registry.secrets): another producer's SQL facet, a
     namespace with URL credentials or a `password` property must not reach a report or a page."""
-    from planlineage.registry.secrets import MASK, is_secret_key, redact_text
+    from planlineage.registry.secrets import MASK, is_secret_key, redact_sql, redact_text
 
     if isinstance(value, dict):
         return {k: scrub(v, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [scrub(v, key) for v in value]
     if isinstance(value, str) and value:
-        return MASK if key and is_secret_key(key) else redact_text(value)
+        if key and is_secret_key(key):
+            return MASK
+        # a `sql` facet's query (the only SQL text of an event) may also hide one in a comment
+        return redact_sql(value) if key == "query" else redact_text(value)
     return value
 
 

@@ -179,14 +179,14 @@ def setup_logging(store: Store) -> None:
 
 def _redacted_sql(sql: str, engine: str | None = None) -> str:
     from planlineage.pipeline import script_options
-    from planlineage.registry.secrets import redact_text
+    from planlineage.registry.secrets import redact_sql
 
     options = script_options(sql)
     if engine == "spark":  # Spark writes `OPTIONS (password 'x')`: no '=' for Flink's reader to see
         from planlineage.spark.extract import spark_options
 
         options.update(spark_options(sql))
-    return redact_text(sql, options)
+    return redact_sql(sql, options)
 
 
 def _identity(settings):

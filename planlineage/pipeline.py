@@ -29,7 +29,7 @@ from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
 from planlineage.registry import IdentityConfig, resolve
-from planlineage.registry.secrets import redact_text
+from planlineage.registry.secrets import redact_sql, redact_text
 
 
 def read_script(path: str, stdin=None) -> str:
@@ -335,7 +335,7 @@ def _compile_error(error: dict, sent: list[sql_script.Statement], secrets: dict[
     if index is None or not (0 <= index < len(sent)):
         return ExtractError(f"the job cannot be compiled: {reason}{advice}")
     statement = sent[index]
-    head = " ".join(redact_text(statement.sql, secrets).split())
+    head = " ".join(redact_sql(statement.sql, secrets).split())
     head = head if len(head) <= 80 else head[:77] + "..."
     return ExtractError(
         f"statement at line {statement.line} ({head}) cannot be compiled: {reason}{advice}", statement.line

@@ -201,6 +201,7 @@ class Settings:
     def __init__(self, store=None, environ: Mapping[str, str] | None = None):
         self._store = store
         self.environ = os.environ if environ is None else environ
+        self.problems: list[str] = []  # what the user should know (a sealed value unreadable here)
 
     @property
     def store(self):
@@ -231,9 +232,34 @@ class Settings:
             lambda c: {r["key"]: r["value"] for r in c.execute("SELECT key, value FROM settings")}, default={}
         )
         return {
-            **{k: v for k, v in shared.items() if k in SETTINGS and not is_local(k)},
+            **{k: v for k, v in self._unsealed(shared).items() if k in SETTINGS and not is_local(k)},
             **{k: v for k, v in values.items() if is_local(k)},
         }
+
+    def _unsealed(self, shared: Mapping[str, str]) -> dict[str, str]:
+        """The shared values with secret ones unsealed (planlineage.sealed); one that cannot be
+        opened on this node is left out and said once (``self.problems``, the log)."""
+        from planlineage import sealed
+
+        opened = dict(shared)
+        for name, value in shared.items():
+            if not sealed.is_sealed(value):
+                continue
+            try:
+                key = sealed.load_key(self.home, self.environ)
+                if key is None:
+                    raise sealed.SealError(f"{name} in the shared store is sealed and this node has no store key")
+                opened[name] = sealed.unseal(name, value, key)
+            except sealed.SealError as error:
+                del opened[name]
+                message = (
+                    f"{error}: copy {sealed.key_path(self.home)} from the node where it was set (0600), "
+                    f"or set {sealed.ENV_NAME}; until then {name} is not used"
+                )
+                if message not in self.problems:
+                    self.problems.append(message)
+                    log.warning("planlineage: %s", message)
+        return opened
 
     def _file_values(self) -> dict[str, str]:
         try:
@@ -354,6 +380,21 @@ class Settings:
         return not is_local(key) and self._shared()
 
     def _set_shared(self, key: str, value: str) -> None:
+        if value and SETTINGS[key].secret:  # sealed at rest with a key kept apart (planlineage.sealed)
+            from planlineage import sealed
+
+            try:
+                secret = sealed.load_key(self.home, self.environ)
+            except sealed.SealError as error:
+                raise SettingError(str(error)) from None
+            if secret is None:
+                secret = sealed.create_key(self.home)
+                self.problems.append(
+                    f"{key} is stored sealed in the shared store with the new key {sealed.key_path(self.home)}: "
+                    f"copy that file (0600) to every node, or set {sealed.ENV_NAME} to its text"
+                )
+            value = sealed.seal(key, value, secret)
+
         def store_it(conn) -> None:
             if value == "":
                 conn.execute("DELETE FROM settings WHERE key = ?", (key,))

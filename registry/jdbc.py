@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from .javauri import JavaURISyntaxError, java_split, parse_java_uri
+from .javauri import _USERINFO as _JAVA_USERINFO
+from .javauri import JavaURISyntaxError, _is_other, java_split, parse_java_uri
 from .outcome import Outcome, require
 
 
@@ -74,6 +75,64 @@ def sanitize(uri: str) -> str:
     return _QUERY_PARAMS.sub("", uri)
 
 
+# --- userinfo written unencoded --------------------------------------------------------------------
+
+_AUTHORITY = re.compile(r"^(?P<head>[^/?#]*+//)(?P<authority>[^/?#]*+)")
+
+
+def _userinfo_kept(ch: str) -> bool:
+    # what java.net.URI accepts in a userinfo, but `,`: that would split the URL into hosts
+    return (ch in _JAVA_USERINFO and ch != ",") or ch == "%" or _is_other(ch)
+
+
+def _userinfo_char(ch: str) -> str:
+    return ch if _userinfo_kept(ch) else "".join(f"%{b:02X}" for b in ch.encode())
+
+
+def encode_userinfo(uri: str) -> str:
+    """`scheme://u:pa@ss@host` -> `scheme://u:pa%40ss@host`: a password written with an unencoded
+    `@` (or another character java.net.URI refuses in a userinfo) is encoded as its driver and
+    the user meant it, up to the last `@` of each host of the authority.
+
+    java.net.URI reads userinfo only up to the FIRST `@`, fails on the rest and openlineage-java
+    then names the dataset after its sanitized raw URL, `mysql://ss@host:3306/db`: the end of the
+    password in the namespace. Encoded, the URL gets the host/port namespace every producer
+    gives the same table when the password is written encoded, and no credential part. A URL
+    whose userinfo java.net.URI already accepts is returned unchanged, so its name is exactly
+    openlineage-java's.
+    """
+    m = _AUTHORITY.match(uri)
+    if m is None or "@" not in m["authority"]:
+        return uri
+    hosts = []
+    for host in _hosts(m["authority"]):
+        userinfo, at, rest = host.rpartition("@")
+        if at and not all(map(_userinfo_kept, userinfo)):
+            host = "".join(map(_userinfo_char, userinfo)) + "@" + rest
+        hosts.append(host)
+    return m["head"] + ",".join(hosts) + uri[m.end() :]
+
+
+def _hosts(authority: str) -> list[str]:
+    """The authority's hosts, a password with an unencoded `,` kept whole: `u:pa,ss@h` is one host,
+    since `u:pa` (a port `pa`) is no host; `u:p@h1,h2:3306` and `u:p@h1,u:p@h2` are two."""
+    parts = authority.split(",")
+    hosts: list[str] = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        port = part.rpartition(":")[2] if ":" in part and "]" not in part.rpartition(":")[2] else ""
+        if "@" not in part and port and not port.isdigit():
+            ends = next((j for j in range(i + 1, len(parts)) if "@" in parts[j]), None)
+            if ends is not None:
+                hosts.append(",".join(parts[i : ends + 1]))
+                i = ends + 1
+                continue
+        hosts.append(part)
+        i += 1
+    return hosts
+
+
 # --- GenericJdbcExtractor / OverridingJdbcExtractor ------------------------------------------------
 
 _MULTI_HOST_URL = re.compile(
@@ -83,6 +142,7 @@ _HOST_PORT = re.compile(r"^(?P<host>\[.*]|[^:\]]+):(?P<port>\d+)?$", re.A)
 
 
 def _generic(raw: str) -> JdbcLocation:
+    raw = encode_userinfo(raw)
     if "," not in raw:
         try:
             uri = parse_java_uri(raw)
@@ -378,7 +438,7 @@ def jdbc_identity(url: str, table_name: str) -> tuple[str, str]:
                 location = extract(uri)
             except JavaURISyntaxError:
                 # Unparseable: the credential-free raw URL is the namespace, parts the name.
-                return sanitize(uri), ".".join(parts)
+                return sanitize(uri if uri.lower().startswith("oracle") else encode_userinfo(uri)), ".".join(parts)
             return location.to_namespace(), location.to_name(parts)
     raise AssertionError("the generic extractor accepts every URL")
 

@@ -11,6 +11,9 @@ state store, error messages) goes through this module, so that one fix here fixe
   URL-escaped spellings), URL credentials, and in free text every pair whose key is a secret:
   `'k' = 'v'`, `"k": "v"`, the SQL client's `SET k = v`, `k: v` / `k=v` in comments and log lines,
   `password="..."` inside JAAS strings, `Authorization: Bearer ...`.
+  Also `SET k = v` read to the end of the statement and Spark's `OPTIONS (k 'v')`.
+- `redact_sql(sql, options)`: `redact_text` plus SQL comments (`-- the password is ...`): for SQL
+  facets, quoted statements and other producers' queries.
 - `RedactingFilter`: a logging filter that passes every record through `redact_text`.
 - `strip_credentials(value)`: remove (not mask) credentials; for dataset namespaces and names,
   where a mask would become part of an identity.
@@ -56,9 +59,20 @@ _SECRET_KEY_PARTS = (
     "authorization",
     "sas-token",
     "signature",
+    "account.key",  # fs.azure.account.key.<account>.dfs.core.windows.net: the storage account key
+    "account-key",
+    "account_key",
+    "accountkey",  # AccountKey= of an Azure connection string
+    "authparam",  # Pulsar pulsar.client.authParams / authParamMap: the token or key inline
+    "auth-param",
+    "auth.param",
+    "auth_param",
 )
-# Whole dot/dash-separated segments that are secrets on their own (too short to match as parts).
-_SECRET_KEY_SEGMENTS = {"pwd", "pass", "sas", "key"}
+# Whole dot/dash-separated segments that are secrets on their own (too short to match as parts):
+# as the last segment; `sig` is the signature of an Azure SAS token (`?sv=..&sig=..`).
+_SECRET_KEY_SEGMENTS = {"pwd", "pass", "sas", "key", "sig"}
+# Segments that make a key secret wherever they stand: fs.azure.sas.<container>.<account>.blob...
+_SECRET_KEY_ANY_SEGMENTS = {"sas"}
 # Segments that are not secrets even though a segment rule would match them.
 _NOT_SECRET_KEYS = {"key.format", "key.fields", "key.fields-prefix", "key.type"}
 
@@ -70,17 +84,26 @@ def is_secret_key(key: str) -> bool:
         return False
     if any(part in k for part in _SECRET_KEY_PARTS):
         return True
-    last = re.split(r"[.]", k)[-1]
-    return last in _SECRET_KEY_SEGMENTS
+    segments = k.split(".")
+    return segments[-1] in _SECRET_KEY_SEGMENTS or not _SECRET_KEY_ANY_SEGMENTS.isdisjoint(segments)
 
 
 # --- URLs -------------------------------------------------------------------------------------------
 
-# userinfo right after `//` or after a `,` in a multi-host authority.
-_USERINFO = re.compile(r"(?P<lead>//|,)(?P<userinfo>[^/?#@\s,'\"]+)@")
+# userinfo right after `//` or after a `,` in a multi-host authority, up to the LAST `@` of that
+# host: a password with an unencoded `@` (`u:pa@ss@host`) is userinfo whole, as browsers and
+# most drivers read it, never `ss@host` left behind. After `//` a password may also hold an
+# unencoded `,` (`u:pa,ss@host`): a `,` part with no `:` before the `@` (a second `u:p@` is the
+# next host's). Only the `//` lead reads across a `,`, so that no `,` is scanned twice.
+_USERINFO = re.compile(
+    r"(?P<lead>(?P<slashes>//)|,)"
+    r"(?P<userinfo>[^/?#@\s,'\"]++(?:@[^/?#@\s,'\"]*+|(?(slashes),[^/?#@\s,:'\"]*+|(?!)))*)@"
+)
 # A userinfo without ':' is a token only on web schemes (https://TOKEN@host); elsewhere it is a
 # name, e.g. abfss://container@account, and must stay.
-_TOKEN_USERINFO = re.compile(r"(?i)\b(?P<lead>(?:https?|ftps?|wss?|git)://)(?P<token>[^/?#@\s:'\"]+)@")
+_TOKEN_USERINFO = re.compile(
+    r"(?i)\b(?P<lead>(?:https?|ftps?|wss?|git)://)(?P<token>[^/?#@\s:'\"]++(?:@[^/?#@\s:'\"]*+)*)@"
+)
 # Oracle thin/oci: jdbc:oracle:thin:user/password@host
 _ORACLE_USER_PW = re.compile(r"(?i)(?P<lead>oracle:[a-z0-9]+:)(?P<user>[^/@:\s'\"]+)/(?P<pw>[^@\s'\"]+)@")
 # key=value parameters (query, `;` params, MySQL `(password=..)`, key=value lists)
@@ -221,6 +244,89 @@ def _mask_bare_pairs(text: str) -> str:
     return "".join(out)
 
 
+# `SET key = value` of Flink's and Spark's SQL clients: an unquoted value is read to the end of the
+# statement (Flink stops at a blank, Spark takes the rest of the line), so `abc,def(x)` is masked
+# whole, not up to its first `,` or `(`.
+_SET_PAIR = re.compile(
+    r"(?i)(?<![\w.\-'\"`])(?P<head>SET\s++(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|[^\s=;'\"`]{1,200}+)\s*+=[ \t]*+)"
+    r"(?P<value>'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\"|[^;\r\n]*+)"
+)
+# Spark's property lists, `OPTIONS (password 'x', 'token' "y")` and TBLPROPERTIES: key and value
+# separated by blanks only. A quoted value is taken after any key; a bare literal only inside a
+# list, right after `(` or `,`, and only a number or a boolean (Spark's property values): a column
+# definition `(token STRING, …)` keeps its type.
+_SPACED_PAIR = re.compile(
+    r"(?P<k>(?<![\w.\-'\"`])(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|[A-Za-z][\w.\-]{0,100}+)[ \t]++)"
+    r"(?P<v>'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\")"
+)
+_LISTED_BARE_PAIR = re.compile(
+    r"(?P<k>[(,]\s*+(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|[A-Za-z][\w.\-]{0,100}+)[ \t]++)"
+    r"(?P<v>[-+]?+\d[\w.]*+(?![^\s,)])|(?i:true|false)(?![^\s,)]))"
+)
+
+
+def _unquoted(key: str) -> str:
+    return key[1:-1] if key[:1] in ("'", "`", '"') and key[-1:] == key[:1] else key
+
+
+def _masked_value(value: str) -> str:
+    quote = value[:1]
+    return f"{quote}{MASK}{quote}" if quote in ("'", '"') and len(value) > 1 else MASK
+
+
+def _mask_set_value(m: re.Match) -> str:
+    value = m["value"]
+    if not is_secret_key(_unquoted(m["key"])) or not value.strip():
+        return m.group(0)
+    kept = value[len(value.rstrip()) :]  # blanks before the `;` or the line end stay
+    return m["head"] + _masked_value(value.rstrip()) + kept
+
+
+def _mask_spaced_pair(m: re.Match) -> str:
+    key = m["key"]
+    if key.lower() in _PROSE_NOT_SECRET or not is_secret_key(_unquoted(key)):  # "with key 'id1'"
+        return m.group(0)
+    return m["k"] + _masked_value(m["v"])
+
+
+# SQL comments. A `--` inside a string literal is taken for a comment start too: that can only
+# mask more of that line, never less.
+_COMMENT = re.compile(r"--[^\r\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/|$)")
+_WORD = re.compile(r"[A-Za-z][\w.\-]{0,100}+")
+# In prose a lone `key`, `pass` or `sig` is an ordinary word ("primary key", "pass through").
+_PROSE_NOT_SECRET = {"key", "pass", "sas", "sig"}
+# what tells the value after a secret's name in prose: `password: x`, `token = x`, `password is x`
+_PROSE_SEPARATOR = re.compile(r"(?i)\s*+(?:[:=]|\b(?:is|are|was|were)\b)")
+
+
+def _mask_comment(m: re.Match) -> str:
+    comment = m.group(0)
+    closing = "*/" if comment.startswith("/*") and comment.endswith("*/") and len(comment) >= 4 else ""
+    body = comment[2 : len(comment) - len(closing)]
+    for word in _WORD.finditer(body):
+        name = word.group(0).rstrip(".-")
+        if name.lower() in _PROSE_NOT_SECRET or not is_secret_key(name):
+            continue
+        # everything after the first separator that follows the secret's name, else after the name
+        separator = _PROSE_SEPARATOR.search(body, word.end())
+        start = separator.end() if separator else word.end()
+        rest = body[start:]
+        if not rest.strip():
+            return comment
+        lead = rest[: len(rest) - len(rest.lstrip())]
+        trail = rest[len(rest.rstrip()) :]
+        return comment[:2] + body[:start] + lead + MASK + trail + closing
+    return comment
+
+
+def redact_sql(sql: str, options: Mapping[str, str] | None = None) -> str:
+    """`redact_text` for a SQL script (a SQL facet, another producer's query): also masks, in
+    comments, whatever follows a secret's name (`-- the password is x`)."""
+    if not sql:
+        return sql
+    return redact_text(_COMMENT.sub(_mask_comment, sql), options)
+
+
 def redact_text(text: str, options: Mapping[str, str] | None = None) -> str:
     """Mask every secret that could be in free text: SQL, a log line, an error message."""
     if not text:
@@ -241,6 +347,9 @@ def redact_text(text: str, options: Mapping[str, str] | None = None) -> str:
         lambda m: f"{m['key']}={MASK}" if m["value"] and _secret_param(m["key"], users_too=False) else m.group(0),
         out,
     )
+    out = _SET_PAIR.sub(_mask_set_value, out)
+    out = _SPACED_PAIR.sub(_mask_spaced_pair, out)
+    out = _LISTED_BARE_PAIR.sub(_mask_spaced_pair, out)
     out = _mask_bare_pairs(out)
     out = _ORACLE_USER_PW.sub(lambda m: f"{m['lead']}{m['user']}/{MASK}@", out)
     return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), out)

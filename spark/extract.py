@@ -13,7 +13,7 @@ from planlineage.document import ColumnInput, ColumnTransformation, JobLineage, 
 from planlineage.pipeline import ExtractError
 from planlineage.planner import script as sql_script
 from planlineage.registry import IdentityConfig
-from planlineage.registry.secrets import redact_text
+from planlineage.registry.secrets import redact_sql, redact_text
 from planlineage.spark.client import SparkParser
 from planlineage.spark.columns import analyse
 from planlineage.spark.naming import table_lineage
@@ -135,6 +135,6 @@ def _parse_error(error: dict, statements: list[sql_script.Statement], secrets: d
         return ExtractError(f"the script cannot be parsed by Spark: {reason}")
     statement = statements[index]
     line = error.get("line") or statement.line
-    head = " ".join(redact_text(statement.sql, secrets).split())
+    head = " ".join(redact_sql(statement.sql, secrets).split())
     head = head if len(head) <= 80 else head[:77] + "..."
     return ExtractError(f"statement at line {statement.line} ({head}) cannot be parsed: line {line}: {reason}", line)

@@ -154,3 +154,18 @@ def postgres_server(*, durable: bool = False):
         yield server
     finally:
         server.destroy()
+
+
+def all_rows(url: str) -> str:
+    """Every row of every table of the database at ``url`` (a store URL), as text: to search a
+    store for what must not be in it."""
+    import psycopg
+
+    from planlineage.store.url import parse
+
+    with psycopg.connect(parse(url).conninfo) as conn:
+        tables = conn.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+        ).fetchall()
+        return "\n".join(repr(row) for s, t in tables for row in conn.execute(f'SELECT * FROM "{s}"."{t}"'))

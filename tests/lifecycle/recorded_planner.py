@@ -72,11 +72,15 @@ class RecordedPlanner:
             answers[key(request["statements"])] = answer(flink.minor, len(request["statements"]))
             _write(path, answers)
 
-    def record(self, sql: str, case: str) -> str:
-        """The script ``sql`` compiles to the plan recorded for ``case``; returns ``sql``."""
+    def record(self, sql: str, case: str, options: dict[str, dict[str, str]] | None = None) -> str:
+        """The script ``sql`` compiles to the plan recorded for ``case``, the tables named in
+        ``options`` (by their full identifier) with those options added; returns ``sql``."""
 
         def recorded(minor: str, _count: int) -> dict:
             found = json.loads((FIXTURES / "plans" / minor / f"{case}.json").read_text(encoding="utf-8"))
+            for table, more in (options or {}).items():
+                found["tables"][table]["options"].update(more)
+                _plan_options(found["plan"], "`" + table.replace(".", "`.`") + "`", more)
             return {"ok": True, **{k: found[k] for k in ("plan", "tables", "stand_ins") if k in found}}
 
         self._put(sql, recorded)
@@ -106,6 +110,18 @@ class RecordedPlanner:
     def env(self) -> dict[str, str]:
         """What a process needs to compile with this planner (the cache, the no-JVM `java`)."""
         return {"PLANLINEAGE_FLINK_CACHE": str(self.cache), "JAVA_HOME": str(self.java_home)}
+
+
+def _plan_options(node, identifier: str, more: dict[str, str]) -> None:
+    """Adds ``more`` to the options the plan carries for the table ``identifier`` (backticked)."""
+    if isinstance(node, dict):
+        if node.get("identifier") == identifier and isinstance(node.get("resolvedTable"), dict):
+            node["resolvedTable"].setdefault("options", {}).update(more)
+        for value in node.values():
+            _plan_options(value, identifier, more)
+    elif isinstance(node, list):
+        for value in node:
+            _plan_options(value, identifier, more)
 
 
 def _write(path: Path, data: dict) -> None:

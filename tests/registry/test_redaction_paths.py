@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from planlineage.registry.secrets import MASK, RedactingFilter, redact_text
+from planlineage.registry.secrets import MASK, RedactingFilter, redact_sql, redact_text
 
 S = "FAKE-s3cr3t-Value"
 
@@ -37,6 +37,21 @@ SECRET_CASES = [
     (f"request failed: Authorization: Bearer {S}", "request failed"),
     (f'{{"password": "{S}", "user": "u"}}', '"user": "u"'),
     (f"client-secret: '{S}'", "client-secret: '"),
+    # issue 30: forms that still left in clear
+    (f"SET 'fs.azure.account.key.acct.dfs.core.windows.net' = '{S}';", "account.key.acct.dfs.core.windows.net' = '"),
+    (f"SET fs.azure.account.key.acct.blob.core.windows.net = {S};", "SET fs.azure.account.key.acct.blob"),
+    (f"SET fs.azure.sas.cont.acct.blob.core.windows.net = sv=2022-11-02&sig={S};", "SET fs.azure.sas.cont"),
+    (f"'path' = 'abfss://c@acct.dfs.core.windows.net/x?sv=2022-11-02&sp=r&sig={S}'", "?sv=2022-11-02&sp=r&sig="),
+    (f"'pulsar.client.authParams' = 'token:{S}'", "'pulsar.client.authParams' = '"),
+    (f"'pulsar.client.authParams' = '{{\"token\":\"{S}\"}}'", "'pulsar.client.authParams' = '"),
+    (f"SET s3.secret-key = abc,{S};\nSET a = b;", "SET a = b;"),
+    (f"SET s3.secret-key = abc({S});", "SET s3.secret-key = "),
+    (f"set table.exec.token = x {S}\nSET a = b", "SET a = b"),
+    (f"'url' = 'jdbc:mysql://admin:pa@{S}@db:3306/x'", "@db:3306/x"),
+    (f"'url' = 'jdbc:mysql://admin:pa,{S}@db:3306/x'", "@db:3306/x"),
+    (f"'url' = 'https://{S}@x@git.example.com/r'", "@git.example.com/r"),
+    (f"OPTIONS (url 'jdbc:postgresql://h/db', password '{S}', dbtable 't')", "dbtable 't'"),
+    (f"OPTIONS ('token' \"{S}\", 'dbtable' 't')", "'dbtable' 't'"),
 ]
 
 
@@ -51,6 +66,7 @@ def test_secret_is_masked_and_the_rest_kept(text, kept):
 NOT_SECRET = [
     "SET 'execution.runtime-mode' = 'batch';",
     "SET parallelism.default = 4;",
+    "-- this updates the record with key 'id1'",
     "CREATE TABLE t (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'kafka', 'key.format' = 'json')",
     "-- owner: data-platform, ticket=ABC-1",
     "INSERT INTO sink SELECT a, b FROM src WHERE a = 1",
@@ -61,6 +77,35 @@ NOT_SECRET = [
 @pytest.mark.parametrize("text", NOT_SECRET)
 def test_text_without_secrets_is_unchanged(text):
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("sql", "kept"),
+    [
+        (f"-- password is {S}\nSELECT 1", "-- password is "),
+        (f"-- the password for prod is {S} (rotated)\nSELECT 1", "-- the password for prod is "),
+        (f"-- credentials for prod: {S}\nSELECT 1", "-- credentials for prod: "),
+        (f"SELECT 1 /* token {S} */ FROM t", " */ FROM t"),
+        (f"/* api key: see vault\n   secret = {S}\n*/ SELECT 1", "*/ SELECT 1"),
+    ],
+)
+def test_sql_comments_lose_what_follows_a_secret_name(sql, kept):
+    out = redact_sql(sql)
+    assert S not in out and MASK in out and kept in out
+
+
+@pytest.mark.parametrize(
+    "sql", ["-- primary key is id; pass through to the sink\nSELECT 1", "/* owner: data-platform */ SELECT 1"]
+)
+def test_sql_comments_without_a_secret_name_stay(sql):
+    assert redact_sql(sql) == sql
+
+
+def test_spark_property_lists_lose_numeric_secrets_not_column_types():
+    assert redact_text("TBLPROPERTIES (a 1, secret 987654321)") == f"TBLPROPERTIES (a 1, secret {MASK})"
+    assert redact_text("OPTIONS (password 12345, ssl true)") == f"OPTIONS (password {MASK}, ssl true)"
+    ddl = "CREATE TABLE t (token STRING, password VARCHAR(20), secret_key BIGINT) WITH ('connector' = 'x')"
+    assert redact_text(ddl) == ddl
 
 
 def test_crlf_lines_keep_their_endings():
@@ -79,3 +124,22 @@ def test_logging_filter_redacts_arguments_and_message(caplog):
     finally:
         caplog.handler.removeFilter(handler_filter)
     assert S not in caplog.text and caplog.text.count(MASK) == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SET a" * 50000,
+        "(token 1," * 30000,
+        "-- password " * 30000,
+        "/*" * 50000,
+        "//a:" + "@" * 100000,
+        "//a" + ",b" * 100000,
+    ],
+)
+def test_the_new_forms_read_adversarial_text_in_linear_time(text):
+    import time
+
+    start = time.monotonic()
+    redact_sql(text, {"password": "zzzzzz"})
+    assert time.monotonic() - start < 5

@@ -39,6 +39,12 @@ FAKE = "hunter2-FAKE"
         "api-key",
         "azure.connection-string",
         "pwd",
+        "fs.azure.account.key.acct.dfs.core.windows.net",
+        "fs.azure.sas.container.acct.blob.core.windows.net",
+        "AccountKey",
+        "sig",
+        "pulsar.client.authParams",
+        "pulsar.client.authParamMap",
     ],
 )
 def test_secret_keys(key):
@@ -122,6 +128,10 @@ def test_redact_url(url, masked):
         (f"jdbc:oracle:thin:scott/{FAKE}@//h:1521/s", "jdbc:oracle:thin:@//h:1521/s"),
         (f"jdbc:sqlserver://h;user=sa;password={FAKE};databaseName=d", "jdbc:sqlserver://h;databaseName=d"),
         ("abfss://container@account.dfs.core.windows.net", "abfss://container@account.dfs.core.windows.net"),
+        (f"s3://AKIA:pa@{FAKE}@bucket", "s3://bucket"),
+        (f"mysql://app:pa,{FAKE}@db:3306", "mysql://db:3306"),
+        ("mysql://u:pw@h1:1,u:pw@h2:2/db", "mysql://h1:1,h2:2/db"),
+        (f"abfss://c@acct.dfs.core.windows.net/x?sv=2022&sig={FAKE}", "abfss://c@acct.dfs.core.windows.net/x?sv=2022"),
     ],
 )
 def test_strip_credentials(value, stripped):
@@ -215,6 +225,27 @@ def test_credentials_really_embedded_are_stripped_not_the_dataset_dropped():
         table="c.d.t",
     )
     assert [(d.namespace, d.name) for d in res.datasets] == [("postgres://db.prod:5432", "shop.orders")]
+    assert FAKE not in repr(res)
+
+
+@pytest.mark.parametrize(
+    "url,namespace,name",
+    [
+        # a password with an unencoded `@` or `,`: the host/port namespace of the encoded URL
+        (f"jdbc:mysql://app:pa@{FAKE}@db:3306/shop", "mysql://db:3306", "shop.orders"),
+        (f"jdbc:mysql://app:pa%40{FAKE}@db:3306/shop", "mysql://db:3306", "shop.orders"),
+        (f"jdbc:postgresql://app:pa@{FAKE}@db/shop", "postgres://db:5432", "shop.orders"),
+        (f"jdbc:mysql://app:pa,{FAKE}@db:3306/shop", "mysql://db:3306", "shop.orders"),
+        (f"jdbc:clickhouse://app:p{{{FAKE}@ch/shop", "clickhouse://ch:8123", "shop.orders"),
+        # multi-host URLs keep openlineage-java's sanitized form, no credential part
+        (f"jdbc:mysql://a:p@{FAKE}@h1:1,a:p@h2:2/shop", "mysql://h1:1,h2:2/shop", "orders"),
+        ("jdbc:mysql://a:p@h1:1,a:p@h2:2/shop", "mysql://h1:1,h2:2/shop", "orders"),
+        ("jdbc:mysql://app:pw@db:3306/shop", "mysql://db:3306", "shop.orders"),
+    ],
+)
+def test_a_password_written_unencoded_leaves_nothing_in_the_namespace(url, namespace, name):
+    res = resolve({"connector": "jdbc", "url": url, "table-name": "orders"}, table="c.d.t")
+    assert [(d.namespace, d.name) for d in res.datasets] == [(namespace, name)]
     assert FAKE not in repr(res)
 
 

@@ -1,0 +1,87 @@
+"""The lineage token is sealed at rest in a shared (PostgreSQL) store, with a key kept apart from
+it (planlineage.sealed): the store's rows never hold the token, a node with the key reads it, a
+node without it says what to do and uses no token."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+from databases import all_rows
+
+from planlineage import sealed
+from planlineage.settings import Settings
+from planlineage.store.postgres import PostgresStore
+
+TOKEN = "FAKE-lineage-token-s3cr3t-only"
+
+
+def test_the_token_is_sealed_in_the_shared_store_and_read_back(pg_url, private_home, tmp_path):
+    settings = Settings(PostgresStore(pg_url, private_home), environ={})
+    settings.set("lineage.token", TOKEN)
+    rows = all_rows(pg_url)
+    assert TOKEN not in rows and sealed.PREFIX in rows
+    key_file = sealed.key_path(private_home)
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert str(key_file) in settings.problems[0] and "every node" in settings.problems[0]
+    assert Settings(PostgresStore(pg_url, private_home), environ={}).get("lineage.token") == TOKEN
+
+    # another node without the key: no token, and what to do
+    other_home = tmp_path / "other-node"
+    other = Settings(PostgresStore(pg_url, other_home), environ={})
+    assert other.get("lineage.token") is None
+    assert other.problems and sealed.ENV_NAME in other.problems[0] and TOKEN not in other.problems[0]
+    # ... with the key in its environment (or its file copied), it reads the token
+    text = key_file.read_text()
+    node = Settings(PostgresStore(pg_url, other_home), environ={sealed.ENV_NAME: text})
+    assert node.get("lineage.token") == TOKEN and node.problems == []
+    # a second `set` reuses the key: the first node still reads the new token
+    node.set("lineage.token", TOKEN + "-2")
+    assert Settings(PostgresStore(pg_url, private_home), environ={}).get("lineage.token") == TOKEN + "-2"
+
+
+def test_a_key_of_another_store_or_an_altered_value_is_refused():
+    key, wrong = b"k" * 32, b"w" * 32
+    value = sealed.seal("lineage.token", TOKEN, key)
+    assert TOKEN not in value and sealed.unseal("lineage.token", value, key) == TOKEN
+    assert sealed.seal("lineage.token", TOKEN, key) != value  # a fresh nonce each time
+    altered = value[:-4] + ("AAAA" if not value.endswith("AAAA") else "BBBB")
+    for name, text, secret in (
+        ("lineage.token", value, wrong),
+        ("lineage.address", value, key),
+        ("lineage.token", altered, key),
+        ("lineage.token", sealed.PREFIX + "!!", key),
+    ):
+        with pytest.raises(sealed.SealError):
+            sealed.unseal(name, text, secret)
+
+
+def test_a_damaged_key_says_so(tmp_path):
+    sealed.key_path(tmp_path).write_text("not a key\n")
+    with pytest.raises(sealed.SealError, match="not a store key"):
+        sealed.load_key(tmp_path, {})
+
+
+def test_the_cli_says_where_the_key_is_and_what_a_node_without_it_must_do(pg_url, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    def cli(home, *args, stdin=b""):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PLANLINEAGE_")}
+        env.update(PLANLINEAGE_HOME=str(home), PLANLINEAGE_STORE=pg_url)
+        return subprocess.run(
+            [sys.executable, "-P", "-m", "planlineage", "settings", *args],
+            input=stdin,
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
+
+    made = cli(tmp_path / "a", "set", "lineage.token", "-", stdin=TOKEN.encode() + b"\n")
+    assert made.returncode == 0 and str(tmp_path / "a" / "store.key") in made.stderr.decode()
+    missing = cli(tmp_path / "b", "list")
+    assert missing.returncode == 0 and "PLANLINEAGE_STORE_KEY" in missing.stderr.decode()
+    for result in (made, missing):
+        assert TOKEN.encode() not in result.stdout + result.stderr
+    assert TOKEN not in all_rows(pg_url)
