@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from .inventory import DatasetSeen, add_to_inventory
+from .kafka_clusters import KafkaClusters, bootstrap_lists, sql_of
 from .sources import FileEvents, UnreadableInput, iter_events, read_state
-from .splits import DatasetSeen, KafkaClusters, Split, add_to_inventory, bootstrap_lists, find_splits, sql_of
+from .splits import Split, find_splits
 
 
 @dataclass

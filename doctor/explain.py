@@ -27,7 +27,8 @@ from planlineage.registry.canonical import (
 if TYPE_CHECKING:
     from planlineage.registry.resolvers import NamespaceResolver
 
-    from .splits import DatasetSeen, KafkaClusters
+    from .inventory import DatasetSeen
+    from .kafka_clusters import KafkaClusters
 
 PLANLINEAGE_PRODUCER = "https://github.com/planlineage/planlineage"
 

@@ -27,9 +27,8 @@ the steps that joined it (a step counts when it reduced the number of distinct s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from planlineage.registry.canonical import (
     canonical_address,
@@ -41,19 +40,8 @@ from planlineage.registry.canonical import (
 from planlineage.registry.resolvers import NamespaceResolver, resolve_namespace
 
 from .explain import explain
-
-
-@dataclass
-class DatasetSeen:
-    namespace: str
-    name: str
-    producers: set[str] = field(default_factory=set)
-    jobs: set[str] = field(default_factory=set)
-    symlinks: set[tuple[str, str, str]] = field(default_factory=set)
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.namespace, self.name)
+from .inventory import DatasetSeen
+from .kafka_clusters import KafkaClusters
 
 
 @dataclass
@@ -76,96 +64,6 @@ class Split:
             "reason": self.reason,
             "fix": self.fix,
         }
-
-
-def add_to_inventory(seen: dict[tuple[str, str], DatasetSeen], event: dict) -> None:
-    """The datasets of one event added to `seen` (the event itself is not kept)."""
-    producer = str(event.get("producer") or "(no producer)")
-    job = event.get("job") or {}
-    job_name = str(job.get("name") or "")
-    datasets = [*(event.get("inputs") or []), *(event.get("outputs") or [])]
-    if isinstance(event.get("dataset"), dict):
-        datasets.append(event["dataset"])
-    for dataset in datasets:
-        if not isinstance(dataset, dict):
-            continue
-        namespace, name = dataset.get("namespace"), dataset.get("name")
-        if not isinstance(namespace, str) or not isinstance(name, str) or not namespace or not name:
-            continue
-        entry = seen.setdefault((namespace, name), DatasetSeen(namespace, name))
-        entry.producers.add(producer)
-        if job_name:
-            entry.jobs.add(job_name)
-        symlinks = ((dataset.get("facets") or {}).get("symlinks") or {}).get("identifiers") or []
-        for link in symlinks:
-            if isinstance(link, dict) and link.get("namespace") and link.get("name"):
-                entry.symlinks.add((str(link["namespace"]), str(link["name"]), str(link.get("type") or "")))
-
-
-# -- Kafka cluster evidence ------------------------------------------------------------------------
-
-_BOOTSTRAP = re.compile(r"""['"]?(?:properties\.)?bootstrap\.servers['"]?\s*[=:]\s*'([^']+)'""", re.I)
-
-
-def bootstrap_lists(sql_texts: Iterable[str]) -> list[list[str]]:
-    """The Kafka bootstrap lists written in SQL (`'properties.bootstrap.servers' = 'a:9092,b:9092'`)."""
-    lists = []
-    for text in sql_texts:
-        for match in _BOOTSTRAP.finditer(text or ""):
-            separator = "," if "," in match[1] else ";"
-            entries = [e.strip() for e in match[1].split(separator) if e.strip()]
-            if len(entries) > 1:
-                lists.append(entries)
-    return lists
-
-
-def sql_of(events: Iterable[dict]) -> list[str]:
-    texts = []
-    for event in events:
-        sql = (((event.get("job") or {}).get("facets") or {}).get("sql") or {}).get("query")
-        if isinstance(sql, str):
-            texts.append(sql)
-    return texts
-
-
-class KafkaClusters:
-    """Brokers known to belong to one cluster, joined across overlapping lists (case-insensitive)."""
-
-    def __init__(self, lists: Sequence[Sequence[str]]):
-        self._parent: dict[str, str] = {}
-        self.members: dict[str, list[str]] = {}
-        for entries in lists:
-            for entry in entries[1:]:
-                self._union(entries[0].lower(), entry.lower())
-        for entries in lists:
-            for entry in entries:
-                group = self.members.setdefault(self._find(entry.lower()), [])
-                if entry not in group:
-                    group.append(entry)
-
-    def _find(self, item: str) -> str:
-        self._parent.setdefault(item, item)
-        while self._parent[item] != item:
-            self._parent[item] = self._parent[self._parent[item]]
-            item = self._parent[item]
-        return item
-
-    def _union(self, a: str, b: str) -> None:
-        ra, rb = self._find(a), self._find(b)
-        if ra != rb:
-            self._parent[max(ra, rb)] = min(ra, rb)
-
-    def cluster_of(self, namespace: str) -> str | None:
-        if not namespace.startswith("kafka://"):
-            return None
-        server = namespace[len("kafka://") :].lower()
-        if server not in self._parent:
-            return None
-        return self._find(server)
-
-    def resolve(self, namespace: str) -> str:
-        cluster = self.cluster_of(namespace)
-        return namespace if cluster is None else f"kafka://{{cluster {cluster}}}"
 
 
 # -- grouping ---------------------------------------------------------------------------------------

@@ -47,7 +47,13 @@ def import_graph() -> nx.DiGraph:
                 base = node.module or ""
                 if node.level:
                     base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
-                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+                # `from pkg import mod` depends on mod, and on pkg's __init__ unless the importer
+                # lives inside pkg (its package is initialised before any of its modules runs).
+                named = [f"{base}.{alias.name}" for alias in node.names]
+                inside = name.startswith(base + ".")
+                targets = [t for t in named if t in modules]
+                if not inside or len(targets) < len(named):  # a name of pkg/__init__ itself
+                    targets.append(base)
             else:
                 continue
             graph.add_edges_from((name, t) for t in targets if t in modules and t != name)
