@@ -27,9 +27,9 @@ from databases import postgres_server  # noqa: E402
 from gravitino_server import GravitinoTestServer  # noqa: E402
 
 from planlineage.emitter import outbox  # noqa: E402
-from planlineage.emitter.store import Store  # noqa: E402
 from planlineage.emitter.transports import create_transport  # noqa: E402
 from planlineage.store.postgres import PostgresStore  # noqa: E402
+from planlineage.store.sqlite import Store  # noqa: E402
 
 KINDS = ("START", "RUNNING", "COMPLETE")
 

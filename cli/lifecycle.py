@@ -195,8 +195,8 @@ def _recovered_store(bound: float):
 
 @_fail_open
 def cmd_state(args) -> None:
-    from planlineage.emitter.store import StoreError
     from planlineage.lifecycle import runs
+    from planlineage.store.sqlite import StoreError
 
     try:
         store = _recovered_store(STATE_FLUSH_SECONDS)

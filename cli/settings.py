@@ -12,8 +12,8 @@ EXIT_USAGE = 2
 
 def cmd_settings(args) -> int:
     from planlineage import home
-    from planlineage.emitter.store import StoreError
     from planlineage.settings import SettingError, Settings, masked
+    from planlineage.store.sqlite import StoreError
 
     settings = Settings()
     try:

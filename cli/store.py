@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from planlineage.emitter.store import StoreError
+from planlineage.store.sqlite import StoreError
 
 EXIT_OK = 0
 EXIT_FAILED = 2

@@ -17,9 +17,9 @@ def _say(line: str) -> None:
 
 
 def cmd_watch(args) -> int:
-    from planlineage.emitter.store import StoreError
     from planlineage.settings import Settings
     from planlineage.store import open_store
+    from planlineage.store.sqlite import StoreError
     from planlineage.streampark import url
     from planlineage.streampark.connection import SourceError
     from planlineage.streampark.watcher import Options, Watcher, run_forever, selection

@@ -310,7 +310,7 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 
 def read_state(store_path: Path | None = None) -> StateRuns:
     """The runs recorded in the lifecycle store, as the events planlineage reports for them."""
-    from planlineage.emitter.store import DB_NAME, home_dir
+    from planlineage.store.sqlite import DB_NAME, home_dir
 
     path = store_path or home_dir() / DB_NAME
     result = StateRuns(str(path))
@@ -336,7 +336,7 @@ def read_state(store_path: Path | None = None) -> StateRuns:
     from planlineage.settings import Settings
 
     if not stored:  # settings live in their own file next to the store (a version-1 store held them)
-        from planlineage.emitter.store import Store
+        from planlineage.store.sqlite import Store
 
         try:
             stored = Settings(Store(path)).stored()

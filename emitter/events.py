@@ -55,14 +55,13 @@ from openlineage.client.facet_v2 import (
 )
 from openlineage.client.serde import Serde
 
+from planlineage.clock import format_time, utc_now
 from planlineage.document import Column, Dataset, JobLineage, SinkLineage
 from planlineage.emitter.runs import (  # noqa: F401 - part of this module's API
     EVENT_TYPES,
     TERMINAL_EVENT_TYPES,
     child_run_id,
-    format_time,
     new_run_id,
-    utc_now,
 )
 
 #: The ``producer`` of every event and facet planlineage writes.

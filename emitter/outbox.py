@@ -46,9 +46,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planlineage.emitter.store import Store, lease_clock, utc_now
+from planlineage.clock import lease_clock, utc_now
 from planlineage.emitter.transports.base import Delivered, Rejected, RetryLater, Transport, short
 from planlineage.store.node import new_holder
+from planlineage.store.sqlite import Store
 
 log = logging.getLogger("planlineage.emitter")
 

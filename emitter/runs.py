@@ -1,5 +1,5 @@
-"""Runs: their event types, new run ids (UUIDv7, time-ordered, as OpenLineage recommends), the
-children's, and the one clock format of event and stored times (UTC, milliseconds, ``Z``).
+"""Runs: their event types, new run ids (UUIDv7, time-ordered, as OpenLineage recommends) and the
+children's. Times are :mod:`planlineage.clock`'s.
 
 Standard library only, so that recording a submission does not import openlineage-python.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import UTC, datetime
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT")
 TERMINAL_EVENT_TYPES = frozenset({"COMPLETE", "FAIL", "ABORT"})
@@ -31,15 +30,3 @@ def child_run_id(parent_run_id: str, sink_table: str) -> str:
     import uuid
 
     return str(uuid.uuid5(uuid.UUID(parent_run_id), sink_table))
-
-
-def format_time(moment: datetime) -> str:
-    """An OpenLineage ``eventTime``: ISO 8601 UTC with milliseconds and ``Z``."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def utc_now() -> str:
-    """Now, as :func:`format_time` writes it (event times and stored times alike)."""
-    return format_time(datetime.now(UTC))

@@ -23,7 +23,7 @@ import json
 import os
 from typing import Any
 
-from planlineage.emitter.runs import utc_now
+from planlineage.clock import utc_now
 
 MAX_ATTEMPTS = 2
 

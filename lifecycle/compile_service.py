@@ -49,9 +49,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from planlineage.emitter.store import Store
 from planlineage.lifecycle import runner, service_start, spool
 from planlineage.lifecycle.planner_pool import PlannerPool
+from planlineage.store.sqlite import Store
 
 log = logging.getLogger("planlineage.worker")
 
@@ -280,8 +280,8 @@ class Service:
                 self.last_work = time.monotonic()
 
     def _replay_spool(self) -> None:
-        from planlineage.emitter.store import StoreError
         from planlineage.lifecycle import runs
+        from planlineage.store.sqlite import StoreError
 
         try:
             if spool.waiting(self.store) and runs.replay_spooled(self.store):

@@ -11,10 +11,10 @@ import logging
 import time
 
 from planlineage.emitter import outbox
-from planlineage.emitter.store import Store, StoreError
 from planlineage.emitter.transports import create_transport
 from planlineage.lifecycle.runs import close_replaced, fail_open, materialize, replay_spooled
 from planlineage.settings import Settings
+from planlineage.store.sqlite import Store, StoreError
 
 log = logging.getLogger("planlineage.emitter")
 

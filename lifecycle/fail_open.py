@@ -18,8 +18,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _reason(error: Exception) -> str:
     """A store, transport-configuration or OS problem says itself; anything else is named by type."""
-    from planlineage.emitter.store import StoreError
     from planlineage.emitter.transports import TransportConfigError
+    from planlineage.store.sqlite import StoreError
 
     if isinstance(error, (StoreError, TransportConfigError, OSError)):
         return str(error)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from planlineage import lazylog
-from planlineage.emitter.store import Store
+from planlineage.store.sqlite import Store
 
 #: A job whose compile was started this many times (the service died under it) is abandoned.
 MAX_ATTEMPTS = 2

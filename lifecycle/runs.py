@@ -31,10 +31,11 @@ import sqlite3
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from planlineage import lazylog
+from planlineage.clock import utc_now
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES, new_run_id
-from planlineage.emitter.store import Store, StoreError, utc_now
 from planlineage.lifecycle import spool
 from planlineage.lifecycle.fail_open import fail_open
+from planlineage.store.sqlite import Store, StoreError
 
 # Recording a submission or a state report loads neither the models (pydantic, ~0.1 s) nor the
 # outbox and transports: only the paths that build events do.

@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Callable
 
-from planlineage.emitter.store import Store
+from planlineage.store.sqlite import Store
 
 FOLDER = "spool"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from planlineage.emitter.store import Store
 from planlineage.lifecycle.fail_open import fail_open
+from planlineage.store.sqlite import Store
 
 log = logging.getLogger("planlineage.emitter")
 

@@ -27,58 +27,18 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import urlsplit
 
 from planlineage import home, lazylog
-from planlineage.emitter.runs import utc_now
+from planlineage.clock import utc_now
 from planlineage.emitter.transport_kinds import HTTP_ENDPOINT, HTTP_KINDS, TRANSPORT_KINDS
+from planlineage.known_settings import REQUEUE_KEYS, SETTINGS, SETTINGS_FILE, Setting
 
-SETTINGS_FILE = "settings.json"
 log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
 
-#: Keys whose change may cure a refusal of access: events parked for it are requeued.
-REQUEUE_KEYS = frozenset({"lineage.address", "lineage.token", "lineage.endpoint", "lineage.transport"})
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
-
-
-class Setting(NamedTuple):
-    key: str
-    default: str | None = None
-    help: str = ""
-    secret: bool = False
-    choices: tuple[str, ...] = ()
-    boolean: bool = False
-    number: bool = False
-    local: bool = False  # per node (the settings file), never in a shared store
-
-
-SETTINGS: dict[str, Setting] = {
-    s.key: s
-    for s in (
-        Setting("lineage.address", None, "lineage server, e.g. http://gravitino:8090"),
-        Setting("lineage.token", None, "bearer token sent to the lineage server", secret=True),
-        Setting("lineage.namespace", "planlineage", "OpenLineage job namespace"),
-        Setting("lineage.flink-listener", "false", "inject the OpenLineage Flink listener", boolean=True),
-        Setting("lineage.profile", None, "naming profile"),
-        Setting("lineage.metalake", None, "Gravitino metalake (job namespace when none is set)"),
-        Setting("lineage.rules", None, "path of a naming rules file"),
-        Setting("lineage.transport", "gravitino", "where events go", choices=TRANSPORT_KINDS),
-        Setting("lineage.endpoint", None, f"endpoint path of the http transport ({HTTP_ENDPOINT})"),
-        Setting("lineage.file", None, "file the file transport appends events to"),
-        Setting("lineage.store", None, "state store URL of this node (postgresql://…); none: SQLite", local=True),
-        Setting(
-            "lineage.sql-max-bytes", "262144", "cap of the SQL facet (bytes; larger SQL is truncated)", number=True
-        ),
-        Setting(
-            "lineage.compile-planners", None, "planner JVMs the compile service may run (max(1, cores-1))", number=True
-        ),
-        Setting("lineage.retry-backoff", "2", "seconds before a refused event is sent again (doubles)", number=True),
-        Setting("lineage.retry-attempts", "10", "attempts before a refused event is parked", number=True),
-        Setting("lineage.retry-max-age", "86400", "seconds of refusals before an event is parked", number=True),
-    )
-}
 
 
 class SettingError(ValueError):

@@ -19,8 +19,8 @@ from pathlib import Path
 
 def store_url(environ: Mapping[str, str] | None = None, home: Path | None = None) -> tuple[str | None, str]:
     """``(url, origin)`` of the configured store URL (``env``, ``local`` or ``default``: none)."""
-    from planlineage.emitter.store import home_dir
     from planlineage.store import local, url
+    from planlineage.store.sqlite import home_dir
 
     env = os.environ if environ is None else environ
     return url.configured(env, local.load(home or home_dir(env)))
@@ -28,13 +28,13 @@ def store_url(environ: Mapping[str, str] | None = None, home: Path | None = None
 
 def open_store(environ: Mapping[str, str] | None = None, home: Path | None = None, *, wait: float | None = None):
     """The node's store: :class:`~planlineage.store.postgres.PostgresStore` for a PostgreSQL URL,
-    else the SQLite :class:`~planlineage.emitter.store.Store` of the home.
+    else the SQLite :class:`~planlineage.store.sqlite.Store` of the home.
 
     ``wait`` bounds the waiting of a command with a deadline: SQLite's busy timeout, PostgreSQL's
-    connect timeout.  A URL that cannot be used raises :class:`~planlineage.emitter.store.StoreError` (the lifecycle
+    connect timeout.  A URL that cannot be used raises :class:`~planlineage.store.sqlite.StoreError` (the lifecycle
     commands fail open on it, like on any store problem).
     """
-    from planlineage.emitter.store import DB_NAME, Store, StoreError, home_dir
+    from planlineage.store.sqlite import DB_NAME, Store, StoreError, home_dir
     from planlineage.store.url import StoreUrlError, parse
 
     env = os.environ if environ is None else environ

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planlineage.emitter.runs import utc_now
+from planlineage.clock import utc_now
 from planlineage.store.node import new_holder, node_of
 
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from planlineage.emitter.store import Store, utc_now
+from planlineage.clock import utc_now
+from planlineage.store.sqlite import Store
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS streampark_watch (

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 from planlineage.emitter import outbox
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
-from planlineage.emitter.store import Store, StoreError
 from planlineage.lifecycle import compile_service, delivery, runner, runs
 from planlineage.settings import Settings
+from planlineage.store.sqlite import Store, StoreError
 from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, ledger, reads, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source, SourceError

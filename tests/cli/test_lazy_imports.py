@@ -29,11 +29,13 @@ LISTING = {"planlineage", "planlineage.cli", "planlineage.cli.main", "planlineag
 STATE = LISTING | {
     "planlineage.cli.lifecycle",
     "planlineage.cli.messages",
+    "planlineage.clock",
     "planlineage.emitter",
     "planlineage.emitter.runs",
-    "planlineage.emitter.store",
+    "planlineage.store.sqlite",
     "planlineage.emitter.transport_kinds",
     "planlineage.home",
+    "planlineage.known_settings",
     "planlineage.lifecycle",
     "planlineage.lifecycle.fail_open",
     "planlineage.lifecycle.runner",
@@ -104,7 +106,7 @@ def test_state_imports_what_records_the_transition_and_nothing_else(configured, 
     assert found["code"] == 0
     assert set(found["planlineage"]) == STATE
     assert not set(found["top"]) & (SLOW_STDLIB | set(HEAVY) | {"platformdirs"})
-    from planlineage.emitter.store import Store
+    from planlineage.store.sqlite import Store
 
     (row,) = Store(configured / "state.db").rows("SELECT last_event, pending FROM runs")
     assert row["last_event"] == "RUNNING" and '"RUNNING"' in row["pending"]
@@ -114,8 +116,8 @@ def test_the_caller_that_starts_the_service_hands_it_the_lock_and_it_runs_niced(
     """From the moment one caller decides to start the service, every other caller sees it running
     (so concurrent submissions start one service, not one interpreter each), and the whole service
     process runs niced."""
-    from planlineage.emitter.store import Store
     from planlineage.lifecycle import service_start
+    from planlineage.store.sqlite import Store
 
     monkeypatch.setenv("PLANLINEAGE_COMPILE_IDLE_SECONDS", "1")
     clean_env.mkdir(mode=0o700)
@@ -196,7 +198,7 @@ def test_submit_leaves_without_teardown_yet_loses_neither_its_output_nor_its_rec
         ["state", "--app-id", "app-2", "--state", "RUNNING"],
     ):
         assert subprocess.run([*command, *argv], env=env, timeout=60).returncode == 0
-    from planlineage.emitter.store import Store
+    from planlineage.store.sqlite import Store
 
     rows = Store(configured / "state.db").rows("SELECT app_id, last_event FROM runs ORDER BY app_id")
     assert [(r["app_id"], r["last_event"]) for r in rows] == [("app-1", "START"), ("app-2", "RUNNING")]

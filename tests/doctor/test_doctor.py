@@ -13,10 +13,10 @@ import pytest
 from planlineage.cli.main import main
 from planlineage.doctor import UnreadableInput, diagnose
 from planlineage.document import JobLineage, SinkLineage, TableLineage
-from planlineage.emitter.store import Store
 from planlineage.lifecycle import runs
 from planlineage.registry import resolve
 from planlineage.settings import Settings
+from planlineage.store.sqlite import Store
 
 DATA = Path(__file__).resolve().parent / "data"
 CORPUS = [

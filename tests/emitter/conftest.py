@@ -6,7 +6,7 @@ import pytest
 from emitter_fixtures import single_sink_lineage
 
 from planlineage.document import JobLineage
-from planlineage.emitter.store import Store
+from planlineage.store.sqlite import Store
 
 
 @pytest.fixture(autouse=True)

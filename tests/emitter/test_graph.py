@@ -10,9 +10,9 @@ from emitter_fixtures import hive_table, kafka, single_sink_lineage, two_sink_li
 from gravitino_server import GravitinoTestServer, MarquezGraph
 
 from planlineage.emitter import events as ev
-from planlineage.emitter.store import Store
 from planlineage.lifecycle import delivery, runs
 from planlineage.settings import Settings
+from planlineage.store.sqlite import Store
 
 SPARK_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.30.0/integration/spark"
 

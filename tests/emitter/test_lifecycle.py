@@ -10,9 +10,9 @@ from gravitino_server import GravitinoTestServer
 
 from planlineage.emitter import events as ev
 from planlineage.emitter import outbox
-from planlineage.emitter.store import Store
 from planlineage.lifecycle import delivery, runs
 from planlineage.settings import Settings
+from planlineage.store.sqlite import Store
 
 SQL = "INSERT INTO sink SELECT * FROM orders"
 

@@ -9,10 +9,11 @@ import uuid
 from emitter_fixtures import single_sink_lineage, two_sink_lineage
 from gravitino_server import GravitinoTestServer
 
+from planlineage.clock import lease_clock
 from planlineage.emitter import events as ev
 from planlineage.emitter import outbox
-from planlineage.emitter.store import Store, lease_clock
 from planlineage.emitter.transports import create_transport
+from planlineage.store.sqlite import Store
 
 
 def queue_run(store, lineage=None, event_types=("START", "RUNNING", "COMPLETE"), run_id=None):

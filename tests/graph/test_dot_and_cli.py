@@ -11,10 +11,10 @@ from pathlib import Path
 
 from planlineage.cli.main import main
 from planlineage.document import Dataset, JobLineage, SinkLineage, TableLineage
-from planlineage.emitter.store import Store
 from planlineage.graph import script_dot
 from planlineage.lifecycle import runs
 from planlineage.settings import Settings
+from planlineage.store.sqlite import Store
 
 DATA = Path(__file__).resolve().parent.parent / "doctor" / "data"
 CORPUS = [

@@ -17,8 +17,8 @@ from recorded_planner import RecordedPlanner
 def lineage_settings(token: str, **settings: str | None) -> dict:
     """Settings as `Settings.list()` gives them: the defaults, an address, `token`, the Flink
     listener toggle on, and `settings` (a None value unsets one)."""
-    from planlineage.emitter.store import Store
     from planlineage.settings import Settings
+    from planlineage.store.sqlite import Store
 
     base = {"lineage.address": "http://127.0.0.1:8090", "lineage.token": token, "lineage.flink-listener": "true"}
     base.update(settings)

@@ -12,9 +12,9 @@ import pytest
 from lifecycle_helpers import lineage_settings
 
 from planlineage import listener_conf
-from planlineage.emitter.store import Store
 from planlineage.lifecycle import runs
 from planlineage.settings import Settings
+from planlineage.store.sqlite import Store
 
 TOKEN = "tok-1234567890-abcdef"
 FLINK_KEYS = {

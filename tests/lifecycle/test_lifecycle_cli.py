@@ -15,7 +15,7 @@ import pytest
 from lifecycle_helpers import wait_for
 from recorded_planner import case_sql
 
-from planlineage.emitter.store import Store
+from planlineage.store.sqlite import Store
 
 SECRET = "hunter2-FAKE-Sup3rSecret"
 #: The regular_join fixture case with secrets around it (tables the plan does not use, SETs of

@@ -29,3 +29,11 @@ def private_home(clean_env, tmp_path, monkeypatch):
     """Every test gets its own PLANLINEAGE_HOME (tests/conftest.py) and an empty flink cache."""
     monkeypatch.setenv("PLANLINEAGE_FLINK_CACHE", str(tmp_path / "flink-cache"))
     return clean_env
+
+
+@pytest.fixture
+def store(private_home):
+    """The SQLite state store of the test's private home."""
+    from planlineage.store.sqlite import Store
+
+    return Store(private_home / "state.db")

@@ -159,7 +159,7 @@ def recover(path: Path, reason: str, write_fresh: Callable[[Callable[[sqlite3.Co
 def _salvage_settings(folder: Path, rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
-    from planlineage.settings import SETTINGS, SETTINGS_FILE
+    from planlineage.known_settings import SETTINGS, SETTINGS_FILE
 
     target = folder / SETTINGS_FILE
     if target.exists():

@@ -21,7 +21,7 @@ pending JSON, created, updated)`` — the current run of each platform applicati
 — runs a resubmission replaced: their recorded transitions, then ABORT if still open.
 ``outbox(id, run_id, seq, event_type, job_name, payload JSON, status pending|parked, parked
 access|event|capped, attempts, first_failed, next_attempt, last_error, created, claimed_by,
-claim_until)`` with ``UNIQUE(run_id, job_name, event_type)`` (see :mod:`.outbox`).
+claim_until)`` with ``UNIQUE(run_id, job_name, event_type)`` (see :mod:`planlineage.emitter.outbox`).
 ``compile_jobs`` and ``leaders``: leases (:mod:`planlineage.lifecycle.compile_jobs`,
 :mod:`planlineage.store.leadership`), used by the shared PostgreSQL store.
 """
@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from planlineage import home, lazylog
-from planlineage.emitter.runs import utc_now  # noqa: F401 - the one clock of stored times
 from planlineage.store import migrations
 from planlineage.store.dialect import SQLITE, SqliteConnection
 
@@ -188,7 +187,7 @@ class Store:
             return
         if identity is not None and (stat.st_dev, stat.st_ino) != identity:
             return  # someone else already moved the corrupt file aside
-        from planlineage.emitter import recovery
+        from planlineage.store import recovery
 
         recovery.recover(self.path, reason, self.write)
 
@@ -272,8 +271,3 @@ class Store:
 
     def journal_mode(self) -> str | None:
         return self.read(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0])
-
-
-def lease_clock() -> float:
-    """The clock claims are measured with (wall clock: shared between processes)."""
-    return time.time()
