@@ -26,7 +26,10 @@ def summary(lineage) -> list[dict]:
             "datasets": [f"{d.namespace} {d.name}" for d in t.datasets],
         }
 
-    return [{**table(s), "inputs": [table(i) for i in s.inputs]} for s in lineage.sinks]
+    def change(s):  # openlineage-spark's lifecycleStateChange of the output, when it has one
+        return {"lifecycle": s.lifecycle_state_change} if s.lifecycle_state_change else {}
+
+    return [{**table(s), **change(s), "inputs": [table(i) for i in s.inputs]} for s in lineage.sinks]
 
 
 def replay(minor: str, case: str, conf=None, identity=None):
