@@ -396,3 +396,19 @@ def test_a_table_created_in_a_catalog_that_places_it_is_not_given_a_location(min
     named = replay(minor, "v2_create_replace", conf={**LAKE, "spark.sql.catalog.lake.type": "rest"}, identity=config)
     assert [(d.namespace, d.name) for d in named.sinks[0].datasets] == [("prod_lake", "lake.mart.top_regions")]
     assert named.warnings == []
+
+
+@pytest.mark.parametrize("kind, change", [("AppendData", None), ("OverwritePartitionsDynamic", "OVERWRITE")])
+def test_analyzer_made_v2_writes_are_paired_like_the_parsers(kind, change):
+    """AppendData and OverwritePartitionsDynamic are what Spark's analyzer makes of an INSERT
+    [OVERWRITE] into a v2 table; they share OverwriteByExpression's shape (the table a tree of its
+    own, the query the child), so a plan that carries them is paired, never dropped."""
+    answer = json.loads((SPARK / "plans" / "3.5" / "v2_replace_where.json").read_text())
+    first = answer["statements"][0]
+    first["plan"][0]["class"] = f"org.apache.spark.sql.catalyst.plans.logical.{kind}"
+    first["class"] = kind
+    script = (SPARK / "sql" / "v2_replace_where.sql").read_text()
+    lineage = lineage_of(answer, sql_script.split(script), script, conf=LAKE)
+    daily = lineage.sinks[0]
+    assert (daily.table, [i.table for i in daily.inputs]) == ("lake.sales.daily", ["lake.raw.orders"])
+    assert daily.lifecycle_state_change == change
