@@ -29,6 +29,10 @@ resolved to, with the transformations; dataset-wide influences (join keys, filte
 every field and the facet's ``dataset`` list stays empty (the spec's per-field form, the one
 consumers that only read ``fields`` understand).
 
+A sink with a lifecycle state change (a Spark CTAS: CREATE; an RTAS, INSERT OVERWRITE or INSERT
+INTO … REPLACE WHERE: OVERWRITE) puts it on its output datasets as the ``lifecycleStateChange``
+facet, as openlineage-spark's write visitors do.
+
 Child run ids are ``uuid5(parent run id, sink table)``: retries and later state events of the
 same submission reuse them without any stored mapping.
 """
@@ -47,6 +51,7 @@ from openlineage.client.facet_v2 import (
     column_lineage_dataset,
     error_message_run,
     job_type_job,
+    lifecycle_state_change_dataset,
     parent_run,
     processing_engine_run,
     schema_dataset,
@@ -90,6 +95,8 @@ class PlannedJob:
     output_columns: dict[tuple[str, str], dict[str, list[column_lineage_dataset.InputField]]] = field(
         default_factory=dict, compare=False
     )
+    # Per output dataset, its lifecycle state change (sinks with `lifecycle_state_change` only).
+    output_lifecycle: dict[tuple[str, str], str] = field(default_factory=dict, compare=False)
     is_parent: bool = False
     is_child: bool = False
 
@@ -137,6 +144,12 @@ def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJo
             in_schemas,
             out_schemas,
             output_columns=_column_lineage_fields(sinks),
+            output_lifecycle={
+                (ds.namespace, ds.name): sink.lifecycle_state_change
+                for sink in sinks
+                if sink.lifecycle_state_change
+                for ds in sink.datasets
+            },
             is_child=child,
         )
 
@@ -194,7 +207,9 @@ def _input_field(namespace: str, name: str, column: str, transformations: list) 
     )
 
 
-def _dataset_facets(dataset: Dataset, schema: list[Column], columns: dict[str, list] | None = None) -> dict[str, Any]:
+def _dataset_facets(
+    dataset: Dataset, schema: list[Column], columns: dict[str, list] | None = None, lifecycle: str | None = None
+) -> dict[str, Any]:
     facets: dict[str, Any] = {}
     if schema:
         facets["schema"] = schema_dataset.SchemaDatasetFacet(
@@ -215,6 +230,10 @@ def _dataset_facets(dataset: Dataset, schema: list[Column], columns: dict[str, l
             fields={name: column_lineage_dataset.Fields(inputFields=inputs) for name, inputs in columns.items()},
             dataset=[],
             producer=PRODUCER,
+        )
+    if lifecycle:
+        facets["lifecycleStateChange"] = lifecycle_state_change_dataset.LifecycleStateChangeDatasetFacet(
+            lifecycleStateChange=lifecycle_state_change_dataset.LifecycleStateChange(lifecycle), producer=PRODUCER
         )
     return facets
 
@@ -300,6 +319,7 @@ def build_events(
                             d,
                             planned.output_schemas.get((d.namespace, d.name), []),
                             planned.output_columns.get((d.namespace, d.name)),
+                            planned.output_lifecycle.get((d.namespace, d.name)),
                         ),
                     )
                     for d in planned.outputs

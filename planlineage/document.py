@@ -75,15 +75,17 @@ class SinkLineage(TableLineage):
     # "static": read from the SQL text because the plan could not be compiled (a WARN says why);
     # absent for the planner's exact lineage.
     method: Literal["static"] | None = None
+    # The output's lifecycleStateChange as openlineage-spark reports it (CTAS: CREATE; RTAS,
+    # INSERT OVERWRITE, REPLACE WHERE: OVERWRITE); absent for an append and for Flink.
+    lifecycle_state_change: Literal["CREATE", "OVERWRITE"] | None = None
 
     @model_serializer(mode="wrap")
     def _without_absent_columns(self, handler):
         # Documents without column lineage stay exactly as they were before it existed.
         data = handler(self)
-        if self.columns is None:
-            data.pop("columns", None)
-        if self.method is None:
-            data.pop("method", None)
+        for key in ("columns", "method", "lifecycle_state_change"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
 

@@ -72,7 +72,9 @@ def lineage_of(
     for target in found.targets:
         sink = table_lineage(target.source, conf, identity, warnings)
         inputs = [table_lineage(source, conf, identity, warnings) for source in target.inputs]
-        sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
+        sinks.append(
+            SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs, lifecycle_state_change=target.lifecycle)
+        )
         if columns:
             sinks[-1].columns = column_lineage(target, [c.name for c in sink.schema_])
     return JobLineage(

@@ -30,7 +30,7 @@ from planlineage.document import Column, Dataset, Symlink, TableLineage
 from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.filesystem import LocationError, filesystem_identity
 from planlineage.registry.javauri import JavaURISyntaxError, parse_java_uri
-from planlineage.spark.walk import FILE_PROVIDERS, Source
+from planlineage.spark.walk import FILE_PROVIDERS, SESSION_CATALOG, Source
 
 
 def metastore_authority(conf: Mapping[str, str]) -> str | None:
@@ -163,8 +163,22 @@ def table_lineage(
     source: Source, conf: Mapping[str, str], identity: IdentityConfig | None, warnings: list[str]
 ) -> TableLineage:
     columns = [Column(name=c["name"], type=c["type"]) for c in source.columns]
+    if source.kind == "table" and source.declared and _iceberg_catalog(source.catalog, conf):
+        # CREATE TABLE lake.db.t AS … without USING: an Iceberg SparkCatalog makes Iceberg tables,
+        # never the session catalog's default Hive format.
+        source = Source(**{**source.__dict__, "provider": "iceberg"})
     connector = source.provider if source.kind != "table" or source.declared else None
     location = source.location
+    if (
+        source.kind == "table"
+        and source.declared
+        and not location
+        and source.catalog not in (None, SESSION_CATALOG)
+        and hadoop_catalog_warehouse(source.catalog, conf) is None
+    ):
+        # Created in another catalog without a LOCATION: where it lies is that catalog's choice.
+        found = _undeclared(source, conf, identity, warnings, created=True)
+        return TableLineage(**{**found.model_dump(by_alias=True), "connector": connector, "schema": columns})
     if source.kind == "table" and source.declared and not location and (source.provider or "") in FILE_PROVIDERS:
         location = _managed_location(source, conf)
         if location is None:
@@ -197,8 +211,12 @@ def table_lineage(
     return TableLineage(table=source.display, connector=connector, datasets=datasets, schema=columns)
 
 
+def _iceberg_catalog(catalog: str | None, conf: Mapping[str, str]) -> bool:
+    return bool(catalog) and conf.get(f"spark.sql.catalog.{catalog}", "").strip() in ICEBERG_CATALOGS
+
+
 def _undeclared(
-    source: Source, conf: Mapping[str, str], identity: IdentityConfig | None, warnings: list[str]
+    source: Source, conf: Mapping[str, str], identity: IdentityConfig | None, warnings: list[str], created=False
 ) -> TableLineage:
     authority = metastore_authority(conf) if source.catalog == "spark_catalog" else None
     if identity is not None and identity.profile == "gravitino":
@@ -216,8 +234,9 @@ def _undeclared(
             table=source.display, datasets=[Dataset(namespace=link.namespace, name=name, symlinks=[link])]
         )
     if source.catalog != "spark_catalog":
+        how = "created in the script without a LOCATION" if created else "not created in the script"
         warnings.append(
-            f"table {source.display}: a table of catalog '{source.catalog}' not created in the script; its "
+            f"table {source.display}: a table of catalog '{source.catalog}' {how}; its "
             "location is known only to that catalog; no dataset"
         )
         return TableLineage(table=source.display)

@@ -5,8 +5,19 @@ Replays the script the way Spark's session would resolve names, without running 
 AS`) and views are expanded to the tables under them, a view declared over a path or a JDBC table
 (`CREATE TEMPORARY VIEW v USING … OPTIONS (…)`) is itself a source, tables created in the script
 remember their provider, location and options, and every statement that writes (INSERT
-INTO/OVERWRITE [DIRECTORY], CTAS, RTAS, MERGE INTO) pairs its target with its own sources. Two
-statements writing the same target are one target with the union of their sources.
+INTO/OVERWRITE [DIRECTORY], INSERT INTO … REPLACE WHERE, CTAS, RTAS, MERGE INTO, DELETE FROM,
+UPDATE) pairs its target with its own sources. Two statements writing the same target are one
+target with the union of their sources.
+
+Which node is the output and which the inputs follows openlineage-spark's plan visitors, whatever
+the analyzer turns a statement into on the job's catalog: an INSERT becomes AppendData (or
+InsertIntoHadoopFsRelationCommand / InsertIntoHiveTable for session-catalog tables), INSERT
+OVERWRITE becomes OverwriteByExpression or OverwritePartitionsDynamic, DELETE/UPDATE/MERGE on a
+table with row-level operations become ReplaceData or WriteDelta, whose query scans the target;
+the output is always the written table. Its lifecycle state change is what those visitors attach
+(TableContentChangeDatasetBuilder, CreateReplaceDatasetBuilder, the v1 CTAS and insert visitors):
+CREATE for CTAS, OVERWRITE for RTAS, INSERT OVERWRITE and REPLACE WHERE, none for an append,
+DELETE, UPDATE or MERGE.
 """
 
 from __future__ import annotations
@@ -37,11 +48,6 @@ PATH_FORMATS = FILE_PROVIDERS - {"hive", "iceberg"}
 
 #: Writes this walk does not pair: named in a warning, never dropped silently.
 UNSUPPORTED_WRITES = {
-    "DeleteFromTable",
-    "UpdateTable",
-    "OverwriteByExpression",
-    "OverwritePartitionsDynamic",
-    "AppendData",
     "LoadData",
     "TruncateTable",
     "CreateTableLikeCommand",
@@ -84,12 +90,26 @@ class Source:
     name: str | None = None
 
 
+#: The v2 write commands Spark's parser can produce itself (`INSERT INTO t REPLACE WHERE …` is
+#: OverwriteByExpression) or the analyzer makes of an INSERT: the table is a tree of its own, the
+#: query the node's child. The value is the lifecycle state change openlineage-spark reports.
+V2_WRITES = {"AppendData": None, "OverwriteByExpression": "OVERWRITE", "OverwritePartitionsDynamic": "OVERWRITE"}
+#: Row-level writes: their target is a child, their conditions and assignments may read tables.
+ROW_LEVEL_WRITES = ("DeleteFromTable", "UpdateTable")
+
+#: When one script writes a target several times, the event carries the strongest change of the
+#: run: a table created by the job stays CREATE, one whose content was replaced stays OVERWRITE.
+_LIFECYCLE_RANK = {None: 0, "OVERWRITE": 1, "CREATE": 2}
+
+
 @dataclass
 class Target:
     source: Source
     inputs: list[Source] = field(default_factory=list)
     # Per write into this target, its analysed query (None where the analyzer did not run).
     query_plans: list[list[dict] | None] = field(default_factory=list)
+    # openlineage-spark's lifecycleStateChange of the output: "CREATE", "OVERWRITE" or None.
+    lifecycle: str | None = None
 
 
 @dataclass
@@ -116,7 +136,9 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
     result = ScriptLineage()
     by_target: dict[str, Target] = {}
 
-    def write(target: Source, inputs: list[Source], query_plan: list[dict] | None = None) -> None:
+    def write(
+        target: Source, inputs: list[Source], query_plan: list[dict] | None = None, lifecycle: str | None = None
+    ) -> None:
         entry = by_target.get(target.display)
         if entry is None:
             entry = by_target[target.display] = Target(target)
@@ -127,6 +149,8 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
             if all(source.display != seen.display for seen in entry.inputs):
                 entry.inputs.append(source)
         entry.query_plans.append(query_plan)
+        if _LIFECYCLE_RANK[lifecycle] > _LIFECYCLE_RANK[entry.lifecycle]:
+            entry.lifecycle = lifecycle
 
     for statement in statements:
         root = tree(statement["plan"])
@@ -171,15 +195,30 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
             if not declared.columns and analysis.get("schema"):  # CTAS: the analysed query's columns
                 declared.columns = [{"name": c["name"], "type": type_name(c["type"])} for c in analysis["schema"]]
             query = root.child("query")
-            if query is not None:
-                write(declared, _inputs(query), analysis.get("query_plan"))
-        elif kind == "InsertIntoStatement":
+            if query is not None:  # CTAS creates its table, RTAS (and CREATE OR REPLACE … AS) overwrites it
+                lifecycle = "CREATE" if kind.startswith("Create") else "OVERWRITE"
+                write(declared, _inputs(query), analysis.get("query_plan"), lifecycle)
+        elif kind == "InsertIntoStatement" or kind in V2_WRITES:
             table = root.embedded("table")
             parts = relations(table)[0] if table is not None and relations(table) else []
             query = root.child("query") or (root.children[0] if root.children else None)
             target = _resolve_target(session, parts, result.warnings, line)
+            if kind == "InsertIntoStatement":
+                lifecycle = "OVERWRITE" if root.fields.get("overwrite") is True else None
+            else:  # REPLACE WHERE's condition reads nothing: Spark's analyzer allows no subquery there
+                lifecycle = V2_WRITES[kind]
             if target is not None:
-                write(target, _inputs(query), analysis.get("query_plan"))
+                write(target, _inputs(query), analysis.get("query_plan"), lifecycle)
+        elif kind in ROW_LEVEL_WRITES:
+            # DELETE FROM / UPDATE: the output is the table; a table with row-level operations
+            # (Iceberg, Delta) is rewritten into ReplaceData / WriteDelta whose query scans it, so it
+            # is an input too, as for MERGE; subqueries in the condition and assignments are read.
+            target_tree = root.child("table") or (root.children[0] if root.children else None)
+            target_parts = relations(target_tree)[0] if target_tree is not None and relations(target_tree) else []
+            target = _resolve_target(session, target_parts, result.warnings, line)
+            inputs = _inputs(Node(kind, {}, _embedded_trees(root, exclude=("table",))))
+            if target is not None:
+                write(target, ([target] if _merge_reads_target(session, target) else []) + inputs)
         elif kind == "InsertIntoDir":
             location = extra.get("location")
             directory = provider_name(extra.get("provider")) or "hive"
@@ -187,7 +226,8 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
                 display=f"{directory}.`{location}`", kind="directory", provider=directory, location=location
             )
             query = root.child("child") or (root.children[0] if root.children else None)
-            write(target, _inputs(query), analysis.get("query_plan"))
+            lifecycle = "OVERWRITE" if root.fields.get("overwrite") is True else None
+            write(target, _inputs(query), analysis.get("query_plan"), lifecycle)
         elif kind == "MergeIntoTable":
             target_tree = root.child("targetTable")
             source_tree = root.child("sourceTable")
@@ -195,10 +235,7 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
             target = _resolve_target(session, target_parts, result.warnings, line)
             inputs = _inputs(source_tree)
             # Subqueries in the merge condition or actions read tables too.
-            conditions = Node(
-                "fields", {k: v for k, v in root.fields.items() if k not in ("targetTable", "sourceTable")}
-            )
-            inputs += _expand(session, relations(conditions))
+            inputs += _expand(session, relations(_embedded_trees(root, exclude=("targetTable", "sourceTable"))[0]))
             if target is not None:
                 write(target, ([target] if _merge_reads_target(session, target) else []) + inputs)
         elif kind == "CreateTempViewUsing":
@@ -224,6 +261,12 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
                 "its target and sources are not in the lineage"
             )
     return result
+
+
+def _embedded_trees(root: Node, exclude: tuple[str, ...]) -> list[Node]:
+    """The node's fields other than `exclude` as one tree to search for the tables they read
+    (the subqueries of a condition or an assignment)."""
+    return [Node("fields", {k: v for k, v in root.fields.items() if k not in exclude})]
 
 
 def _merge_reads_target(session: _Session, target: Source) -> bool:

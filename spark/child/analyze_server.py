@@ -86,6 +86,10 @@ def _extra(plan) -> dict:
 _NOT_KNOWN = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND", "VIEW_NOT_FOUND", "REQUIRES_SINGLE_PART_NAMESPACE")
 
 
+#: v2 writes whose table a shadow cannot stand for (a parquet session table supports no overwrite
+#: by expression): only their query is analysed (`INSERT INTO t REPLACE WHERE … SELECT …`).
+V2_WRITES = ("OverwriteByExpression", "OverwritePartitionsDynamic", "AppendData")
+
 #: Statements whose analysis reads tables (creating a view analyses its query).
 _READS = {
     "CreateViewCommand",
@@ -98,6 +102,7 @@ _READS = {
     "MergeIntoTable",
     "UnresolvedWith",
     "WithCTE",
+    *V2_WRITES,
 }
 
 
@@ -241,6 +246,14 @@ class Shadows:
                 return self._query(plan.query())
             if kind == "InsertIntoDir":
                 return self._query(plan.child())
+            if kind in V2_WRITES:
+                return self._query(plan.query())
+            if kind in ("UnresolvedWith", "WithCTE") and tree[1].get("class", "").rsplit(".", 1)[-1] in V2_WRITES:
+                # WITH … INSERT INTO t REPLACE WHERE …: the CTEs over the write's query alone.
+                children = self.jvm.java.util.ArrayList()
+                children.add(plan.child().query())
+                seq = self.jvm.scala.collection.JavaConverters.asScalaBuffer(children).toList()
+                return self._query(plan.withNewChildren(seq))
             if kind in ("CreateTableAsSelect", "ReplaceTableAsSelect"):
                 result = self._query(plan.query(), schema=True)
                 if not top.get("partitioning"):

@@ -196,3 +196,24 @@ def test_events_are_library_models_and_serialize_to_json():
     assert json.loads(ev.to_json(built[0]))["eventType"] == "RUNNING"
     assert ev.event_key(ev.to_json(built[0])) == (RUN, "j", "RUNNING")
     assert "sql" not in ev.to_dict(built[0])["job"]["facets"]  # no SQL given, no facet
+
+
+def test_a_sinks_lifecycle_state_change_is_its_outputs_facet_only():
+    """openlineage-spark's write visitors put lifecycleStateChange on the written dataset (CTAS:
+    CREATE; RTAS, INSERT OVERWRITE, REPLACE WHERE: OVERWRITE); inputs and appends carry none."""
+    created = sink("spark_catalog.mart.daily", [hive_table("mart", "daily")], [table("src", kafka("src"))])
+    created.lifecycle_state_change = "CREATE"
+    appended = sink("spark_catalog.mart.audit", [hive_table("mart", "audit")], [table("src", kafka("src"))])
+    lineage = JobLineage(spark_version="3.5.9", runtime_mode="batch", sinks=[created, appended])
+    _, daily, audit = build(lineage, "COMPLETE")
+    facet = daily["outputs"][0]["facets"]["lifecycleStateChange"]
+    assert facet["lifecycleStateChange"] == "CREATE"
+    assert facet["_schemaURL"].endswith("LifecycleStateChangeDatasetFacet")
+    assert "lifecycleStateChange" not in daily["inputs"][0]["facets"]
+    assert "lifecycleStateChange" not in audit["outputs"][0]["facets"]
+    assert validate(daily) is None
+    # The document keeps it, and a document without one is unchanged.
+    document = lineage.to_json_dict()
+    assert [s.get("lifecycle_state_change") for s in document["sinks"]] == ["CREATE", None]
+    assert "lifecycle_state_change" not in document["sinks"][1]
+    assert JobLineage.model_validate(document) == lineage

@@ -91,3 +91,9 @@ def test_submit_running_finished_per_target(run):
                 engine = event["run"]["facets"]["processing_engine"]
                 assert engine["name"] == "spark" and engine["version"].startswith(VERSION)
                 assert event["job"]["facets"]["jobType"]["integration"] == "SPARK"
+                # INSERT OVERWRITE [DIRECTORY]: openlineage-spark's OVERWRITE; INSERT INTO: none.
+                changes = [(d.get("facets") or {}).get("lifecycleStateChange") for d in event.get("outputs") or []]
+                overwritten = job.endswith(("totals", "joined`"))
+                assert [c and c["lifecycleStateChange"] for c in changes] == (
+                    ["OVERWRITE"] if overwritten else [None] * len(changes)
+                ), job

@@ -22,7 +22,10 @@ def summary(lineage):
     def table(t):
         return {"table": t.table, "connector": t.connector, "datasets": [f"{d.namespace} {d.name}" for d in t.datasets]}
 
-    return [{**table(s), "inputs": [table(i) for i in s.inputs]} for s in lineage.sinks]
+    def change(s):  # openlineage-spark's lifecycleStateChange of the output, when it has one
+        return {"lifecycle": s.lifecycle_state_change} if s.lifecycle_state_change else {}
+
+    return [{**table(s), **change(s), "inputs": [table(i) for i in s.inputs]} for s in lineage.sinks]
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))

@@ -26,7 +26,10 @@ def summary(lineage) -> list[dict]:
             "datasets": [f"{d.namespace} {d.name}" for d in t.datasets],
         }
 
-    return [{**table(s), "inputs": [table(i) for i in s.inputs]} for s in lineage.sinks]
+    def change(s):  # openlineage-spark's lifecycleStateChange of the output, when it has one
+        return {"lifecycle": s.lifecycle_state_change} if s.lifecycle_state_change else {}
+
+    return [{**table(s), **change(s), "inputs": [table(i) for i in s.inputs]} for s in lineage.sinks]
 
 
 def replay(minor: str, case: str, conf=None, identity=None):
@@ -308,3 +311,104 @@ def test_tables_of_a_hadoop_iceberg_catalog_are_named_by_its_layout(minor, conf,
     assert names(snapshot) == [("s3://lake", "wh/snapshot", [("s3://lake/wh", "snapshot")])]
     assert names(agg.inputs[1]) == []  # spark_catalog.default.dim: no metastore, no guess
     assert not any("catalog 'ice'" in w for w in lineage.warnings)
+
+
+LAKE = EXPECTED["v2_create_replace"]["conf"]
+
+
+def replay_columns(minor: str, case: str):
+    answer = json.loads((SPARK / "plans" / minor / f"{case}.json").read_text())
+    script = (SPARK / "sql" / f"{case}.sql").read_text()
+    return lineage_of(answer, sql_script.split(script), script, conf=EXPECTED[case]["conf"], columns=True)
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_replace_where_is_an_overwrite_paired_with_its_query(minor):
+    """INSERT INTO … REPLACE WHERE is OverwriteByExpression straight from Spark's parser:
+    openlineage-spark's TableContentChangeDatasetBuilder reports its table with an OVERWRITE; its
+    query is what it reads, and where the analyzer resolves it (with or without CTEs), the write
+    has column lineage."""
+    lineage = replay_columns(minor, "v2_replace_where")
+    assert not any("does not pair" in w for w in lineage.warnings)
+    assert [(s.table, s.lifecycle_state_change) for s in lineage.sinks] == [
+        ("lake.sales.daily", "OVERWRITE"),
+        ("lake.sales.weekly", "OVERWRITE"),
+        ("spark_catalog.curated.orders", "OVERWRITE"),
+        ("spark_catalog.curated.regions", "OVERWRITE"),
+    ]
+    columns = column_summary(lineage)
+    assert columns["orders"] == {
+        "day": [("landed", "day", ("IDENTITY", "FILTER"))],
+        "region": [("landed", "day", ("FILTER",)), ("landed", "region", ("TRANSFORMATION",))],
+        "amount": [("landed", "amount", ("IDENTITY",)), ("landed", "day", ("FILTER",))],
+    }
+    assert columns["regions"]["n"] == [("landed", "day", ("FILTER", "GROUP_BY")), ("landed", "region", ("GROUP_BY",))]
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_delete_and_update_write_their_table_and_read_it_only_when_rewritten(minor):
+    """DELETE FROM / UPDATE on a table with row-level operations become ReplaceData / WriteDelta,
+    whose query scans the table: output and input; the subqueries of the condition and of the
+    assignments are inputs. A table whose format is not known is the output only, never guessed."""
+    lineage = replay(minor, "v2_row_level", conf=LAKE)
+    customers, tickets, events = lineage.sinks
+    assert [i.table for i in customers.inputs] == [
+        "lake.crm.customers",
+        "lake.crm.erasure_requests",
+        "lake.sales.big_spenders",
+    ]
+    assert [i.table for i in tickets.inputs] == ["spark_catalog.ops.tickets"]
+    assert (events.table, events.inputs) == ("spark_catalog.legacy.events", [])
+    assert {s.lifecycle_state_change for s in lineage.sinks} == {None}  # not an overwrite
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_a_table_created_and_then_appended_to_stays_created(minor):
+    lineage = replay(minor, "v2_create_replace", conf=LAKE)
+    assert [(s.table, s.connector, s.lifecycle_state_change) for s in lineage.sinks] == [
+        ("lake.mart.top_regions", "iceberg", "CREATE"),  # CTAS then INSERT INTO
+        ("lake.mart.snapshot", "iceberg", "OVERWRITE"),  # CREATE OR REPLACE … AS
+        ("lake.mart.latest", "iceberg", "OVERWRITE"),  # REPLACE TABLE … AS
+    ]
+    document = lineage.to_json_dict()
+    assert [s.get("lifecycle_state_change") for s in document["sinks"]] == ["CREATE", "OVERWRITE", "OVERWRITE"]
+    appended = replay(minor, "v2_overwrite_append", conf=EXPECTED["v2_overwrite_append"]["conf"])
+    assert "lifecycle_state_change" not in appended.to_json_dict()["sinks"][1]  # an append: no change
+
+
+@pytest.mark.parametrize("minor", list(SUPPORTED))
+def test_a_table_created_in_a_catalog_that_places_it_is_not_given_a_location(minor):
+    """CTAS into an Iceberg catalog that keeps locations in its service (type hive, REST, …) and
+    no LOCATION: only that catalog knows where the table lies. The warning says so (not the
+    session catalog's warehouse), and the table is Iceberg's, not Hive's."""
+    lineage = replay(minor, "v2_create_replace", conf={**LAKE, "spark.sql.catalog.lake.type": "hive"})
+    top = lineage.sinks[0]
+    assert (top.connector, top.datasets) == ("iceberg", [])
+    assert (
+        "table lake.mart.top_regions: a table of catalog 'lake' created in the script without a LOCATION; its "
+        "location is known only to that catalog; no dataset"
+    ) in lineage.warnings
+    assert not any("spark.sql.warehouse.dir" in w for w in lineage.warnings)
+    # The gravitino profile needs no location: catalog.schema.table in the metalake.
+    from planlineage.registry import load_config
+
+    config = load_config(None, profile="gravitino", metalake="prod_lake")
+    named = replay(minor, "v2_create_replace", conf={**LAKE, "spark.sql.catalog.lake.type": "rest"}, identity=config)
+    assert [(d.namespace, d.name) for d in named.sinks[0].datasets] == [("prod_lake", "lake.mart.top_regions")]
+    assert named.warnings == []
+
+
+@pytest.mark.parametrize("kind, change", [("AppendData", None), ("OverwritePartitionsDynamic", "OVERWRITE")])
+def test_analyzer_made_v2_writes_are_paired_like_the_parsers(kind, change):
+    """AppendData and OverwritePartitionsDynamic are what Spark's analyzer makes of an INSERT
+    [OVERWRITE] into a v2 table; they share OverwriteByExpression's shape (the table a tree of its
+    own, the query the child), so a plan that carries them is paired, never dropped."""
+    answer = json.loads((SPARK / "plans" / "3.5" / "v2_replace_where.json").read_text())
+    first = answer["statements"][0]
+    first["plan"][0]["class"] = f"org.apache.spark.sql.catalyst.plans.logical.{kind}"
+    first["class"] = kind
+    script = (SPARK / "sql" / "v2_replace_where.sql").read_text()
+    lineage = lineage_of(answer, sql_script.split(script), script, conf=LAKE)
+    daily = lineage.sinks[0]
+    assert (daily.table, [i.table for i in daily.inputs]) == ("lake.sales.daily", ["lake.raw.orders"])
+    assert daily.lifecycle_state_change == change
