@@ -262,14 +262,14 @@ class Watcher:
             snap.lost_since = snap.lost_since if snap.lost_since is not None else now
             if not snap.lost_sent and now - snap.lost_since >= self.options.lost_grace:
                 snap.lost_sent = True
-                self._report(app, name)
+                self._report(app, name, prev)
             elif not snap.lost_sent:
                 grace = self.options.lost_grace
                 self.verbose(f"{app.key} {app.job_name}: LOST, reported only if it lasts {grace:g}s")
             return
         snap.lost_since, snap.lost_sent = None, False
         if force or prev is None or prev.state != app.state:
-            self._report(app, name)
+            self._report(app, name, prev)
 
     def _platform_state(self, app: App, prev: Snap | None) -> str:
         """The state name the lifecycle is told.  Spark has no CANCELED: a stop from the console
@@ -293,11 +293,17 @@ class Watcher:
         elif prev.state != app.state or state_name(app.engine, app.state) == "LOST":
             self._state(app, prev, snap, now)
 
-    def _report(self, app: App, name: str) -> None:
+    def _report(self, app: App, name: str, prev: Snap | None = None) -> None:
+        """Tell the lifecycle; one line per event queued, naming the state change that caused it
+        (``STARTING -> RUNNING: RUNNING event``); a state that did not change (the report right
+        after a restart, an adoption, a LOST that lasted) is named alone, never as ``X -> X``."""
         event = runs.record_state(self.store, app.key, name)
         shown = "KILLED after a stop" if name == "CANCELED" and app.engine == SPARK else name
+        before = state_name(app.engine, prev.state) if prev is not None and prev.state is not None else None
+        if before is not None and before != state_name(app.engine, app.state):
+            shown = f"{before} -> {shown}"
         if event is not None:
-            self.say(f"{app.key} {app.job_name}: {shown} -> {event}")
+            self.say(f"{app.key} {app.job_name}: {shown}: {event} event")
         else:
             self.verbose(f"{app.key} {app.job_name}: {shown} (no event)")
 
@@ -306,7 +312,7 @@ class Watcher:
         if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
             event = runs.record_state(self.store, app.key, "CANCELED")
             if event is not None:
-                self.say(f"{app.key} {app.job_name}: previous run never ended, closed -> {event}")
+                self.say(f"{app.key} {app.job_name}: previous run never ended, closed: {event} event")
 
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""

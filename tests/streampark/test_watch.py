@@ -4,6 +4,7 @@ server.  Each scenario runs on both databases."""
 
 from __future__ import annotations
 
+import re
 import time
 
 from console import CANCELED, FAILED, FINISHED, FLINK_JAR, LOST, RUNNING
@@ -152,12 +153,17 @@ def test_restart_is_a_new_run_and_the_unfinished_one_is_aborted(streampark, watc
     app = c.create_app("orders_clean", ONE_SINK)
     watch.once(sp.url)
     c.start(app)
-    c.set_state(app, RUNNING)
     watch.once(sp.url)
+    c.set_state(app, RUNNING)
+    first = watch.once(sp.url)
+    assert f"flink:{app} orders_clean: STARTING -> RUNNING: RUNNING event" in first.stderr
     c.start(app)  # restarted from the console without an end state reaching the watcher
     c.set_state(app, RUNNING)
     result = watch.once(sp.url)
-    assert "previous run never ended, closed -> ABORT" in result.stderr
+    assert "previous run never ended, closed: ABORT event" in result.stderr
+    # RUNNING before and after: the new run's RUNNING event is said without a made-up transition
+    assert f"flink:{app} orders_clean: RUNNING: RUNNING event" in result.stderr
+    assert not re.search(r"\b([A-Z_]+) -> \1\b", "\n".join(watch.outputs)), watch.outputs
     runs = timeline(gravitino, "orders_clean")
     assert [t for _, t in runs] == ["START", "RUNNING", "ABORT", "START", "RUNNING"]
     assert runs[0][0] == runs[1][0] == runs[2][0] != runs[3][0] == runs[4][0]
@@ -230,7 +236,7 @@ def test_lost_shorter_than_the_grace_period_sends_nothing(streampark, watch, gra
     assert types(gravitino, "flaky") == ["START", "RUNNING"]
     time.sleep(0.6)
     result = watch.once(sp.url, "--lost-grace", "0.5")
-    assert "LOST -> FAIL" in result.stderr
+    assert f"flink:{app} flaky: LOST: FAIL event" in result.stderr  # LOST since the last poll
     watch.once(sp.url, "--lost-grace", "0.5")
     assert types(gravitino, "flaky") == ["START", "RUNNING", "FAIL"]
     exactly_once(gravitino)
@@ -260,8 +266,8 @@ def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
     assert code == 0
     log = watch.log.read_text()
     assert log.count("retrying with backoff") == 1, log
-    for line in (f"flink:{app} steady: logged run", f"flink:{app} steady: RUNNING -> RUNNING",
-                 f"flink:{app} steady: FINISHED -> COMPLETE"):  # fmt: skip
+    for line in (f"flink:{app} steady: logged run", "RUNNING: RUNNING event",
+                 f"flink:{app} steady: RUNNING -> FINISHED: COMPLETE event"):  # fmt: skip
         assert log.count(line) == 1, log  # one line per reported transition
     assert types(gravitino, "steady") == ["START", "RUNNING", "COMPLETE"]
     exactly_once(gravitino)
