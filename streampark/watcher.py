@@ -39,7 +39,7 @@ from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source, SourceError
 from planlineage.streampark.ledger import Snap
 from planlineage.streampark.reads import App
-from planlineage.streampark.schema import Schema, detect
+from planlineage.streampark.schema import Schema, column_problem, detect
 from planlineage.streampark.states import (
     ALIVE,
     FLINK,
@@ -160,6 +160,9 @@ class Watcher:
             schema = detect(self.source)
             if self.schema is None or schema != self.schema:
                 self.say(f"{self.target.masked()}: {schema.describe()}")
+                columns = column_problem(schema)
+                if columns is not None:
+                    self.say(f"WARN {columns}; until then {', '.join(schema.broken)} read as absent")
             self.schema = schema
         return self.schema
 
@@ -227,6 +230,9 @@ class Watcher:
     def _log_readable(self, schema: Schema) -> bool:
         if schema.log_readable:
             return True
+        if schema.log_table in schema.broken:  # said with the schema: only the consequence here
+            self.once("no-log", "new job ids are taken as submissions while the operation log is set aside")
+            return False
         self.once(
             "no-log",
             f"the operation log {schema.log_table} is not readable: new job ids are taken as submissions "
