@@ -330,10 +330,13 @@ class Watcher:
             return False
         try:
             text = stored_text.decode(row["text"], self.options.charset) or ""
+            text = stored_text.replace_variables(text, reads.variables(self.source, self.schema, app.team_id)) or ""
+        except stored_text.TooLarge as error:  # a row past the watcher's limits: this app only
+            self.say(f"WARN {app.key} {app.job_name}: not reported: {error}")
+            return False
         except stored_text.DecodeError as error:
             self.say(f"{app.key} {app.job_name}: not reported: {error}")
             return False
-        text = stored_text.replace_variables(text, reads.variables(self.source, self.schema, app.team_id)) or ""
         if app.engine == SPARK:
             compile_with = compile_inputs.spark_job(app, self.spark_env(app), self.once)
         else:
