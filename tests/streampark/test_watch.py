@@ -352,3 +352,46 @@ def test_apps_option_without_a_lineage_enable_column(streampark, watch, gravitin
     watch.once(sp.url, "--apps", str(listed))  # a bare id is a Flink app
     assert jobs(gravitino) == {"listed": ["START", "RUNNING"]}
     exactly_once(gravitino)
+
+
+def test_a_bomb_row_and_200k_placeholders_are_skipped_with_a_warning_and_the_other_apps_reported(
+    streampark, watch, gravitino
+):
+    import base64
+    import tracemalloc
+    import zlib
+
+    sp = streampark("dev")
+    c = sp.console
+    watch.recorded()
+    deflater = zlib.compressobj(9)
+    parts = [deflater.compress(b"-- " + b"\0" * (1 << 20)) for _ in range(40)]
+    bomb = base64.b64encode(b"".join(parts) + deflater.flush()).decode("ascii")  # ~55 KB: fits a MySQL text
+    assert len(bomb) < 65_000
+    bombed = c.create_app("bombed", ONE_SINK)
+    c.execute(f"UPDATE t_flink_sql SET {c.q('sql')} = %s WHERE app_id = %s", (bomb, bombed))
+    c.variable(100000, "topic_in", "t" * 64)  # 200k of it: 12.8 M characters
+    many = c.create_app("many_vars", "SELECT " + ", ".join(["'${topic_in}'"] * 200_000))
+    fine = c.create_app("orders_clean", ONE_SINK)
+    watch.once(sp.url)  # baseline
+    for app in (bombed, many, fine):
+        c.start(app)
+        c.set_state(app, RUNNING)
+    tracemalloc.start()
+    begin = time.monotonic()
+    try:
+        result = watch.once(sp.url)
+        seconds, peak = time.monotonic() - begin, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (
+        f"WARN flink:{bombed} bombed: not reported: its stored text inflates past 8 MiB, the watcher's limit"
+        in result.stderr
+    )
+    assert (
+        f"WARN flink:{many} many_vars: not reported: its script with ${{variables}} substituted is longer than "
+        "8 MiB characters, the watcher's limit" in result.stderr
+    )
+    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
+    assert seconds < 60 and peak < 48 << 20, (seconds, peak)  # 40 MiB inflated, twice, before the limit
+    exactly_once(gravitino)
