@@ -163,6 +163,12 @@ class Watcher:
                 columns = column_problem(schema)
                 if columns is not None:
                     self.say(f"WARN {columns}; until then {', '.join(schema.broken)} read as absent")
+                hidden = schema.unreadable_spark_tables(self.source.dialect)
+                if schema.has("t_spark_app") and not schema.spark and hidden:
+                    self.say(
+                        f"WARN Spark SQL apps are not read: the account cannot read {', '.join(hidden)} "
+                        "(watch --check lists the grants)"
+                    )
             self.schema = schema
         return self.schema
 

@@ -201,6 +201,10 @@ def test_check_lists_the_missing_spark_grants_with_the_statements(streampark, wa
     out = watch("--check", "--streampark-db", sp.url).stdout
     assert "Spark grants missing: t_spark_sql, t_spark_effective, t_spark_env" in out
     assert "SQL apps: 0 (0 Flink SQL, 0 Spark SQL)" in out  # never read from half the tables
+    polled = watch.once(sp.url)  # the watcher says it too, and goes on with the Flink apps
+    assert "WARN Spark SQL apps are not read: the account cannot read t_spark_sql, t_spark_effective, t_spark_env" in (
+        polled.stderr
+    )
 
     server.grant_select(sp.database, ["t_spark_sql", "t_spark_effective", "t_spark_env"])
     out = watch("--check", "--streampark-db", sp.url).stdout
