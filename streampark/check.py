@@ -15,7 +15,7 @@ from pathlib import Path
 from planlineage.settings import Settings, masked
 from planlineage.streampark import reads
 from planlineage.streampark.connection import Source, SourceError
-from planlineage.streampark.schema import Schema, detect
+from planlineage.streampark.schema import Schema, column_problem, detect
 from planlineage.streampark.states import FLINK, SQL_JOB_TYPE
 from planlineage.streampark.url import Target
 from planlineage.streampark.watcher import Options, Watcher
@@ -62,6 +62,9 @@ def check(target: Target, settings: Settings, options: Options) -> Report:
             report.problems.append(str(error))
             return report
         say(f"schema: {schema.describe()}")
+        columns = column_problem(schema)
+        if columns is not None:
+            report.problems.append(f"{columns}; until then {', '.join(schema.broken)} read as absent")
         missing, recommended = schema.missing(), _recommended(schema)
         if missing:
             report.problems.append(f"the account cannot read {', '.join(missing)}")
@@ -72,6 +75,14 @@ def check(target: Target, settings: Settings, options: Options) -> Report:
             report.lines.extend(f"  {s}" for s in grant_statements(target, recommended))
         else:
             say("grants: every table the watcher reads is readable")
+        spark_hidden = schema.unreadable_spark_tables(target.dialect)
+        if spark_hidden:
+            exist = "exist" if target.dialect == "postgresql" else "are in StreamPark 2.2+'s MySQL schema"
+            say(
+                f"Spark grants missing: {', '.join(spark_hidden)} {exist} but the account cannot read them, "
+                "so no Spark SQL app is seen; to report Spark SQL apps run:"
+            )
+            report.lines.extend(f"  {s}" for s in grant_statements(target, spark_hidden))
         if schema.log_readable:
             denied = source.probe(f"SELECT id FROM {schema.log_table} WHERE 1 = 0")
             if denied:

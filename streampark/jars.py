@@ -79,14 +79,21 @@ def _team_resources(
             _dependency(jars, workspace, data, workspace / "uploads" / str(row["team_id"]))
 
 
+def _has_dependencies(dependency: Any, resource_ids: Any) -> bool:
+    """Whether the SQL row names a jar, a Maven artifact or a team resource."""
+    listed = isinstance(dependency, dict) and bool(dependency.get("jar") or dependency.get("pom"))
+    return listed or (isinstance(resource_ids, list) and bool(resource_ids))
+
+
 def resolve(source: Source, schema: Schema, app: App, sql_row: dict[str, Any], workspace: str | None) -> Jars:
     """The jars of ``app``'s effective SQL row that exist under ``workspace``."""
     jars = Jars()
     dependency = reads.json_or_none(sql_row.get("dependency"))
     resource_ids = reads.json_or_none(sql_row.get("team_resource"))
-    has_deps = bool(dependency and (dependency.get("jar") or dependency.get("pom"))) or bool(resource_ids)
     if workspace is None:
-        if has_deps or app.deploy_mode == YARN_APPLICATION:
+        # A yarn-application job's built lib/ holds only what its dependencies brought: without
+        # any, the workspace would add nothing, so nothing is said.
+        if _has_dependencies(dependency, resource_ids):
             jars.warnings.append(
                 "the job has dependencies but the console's workspace is unknown: pass --streampark-workspace"
             )

@@ -39,7 +39,7 @@ from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source, SourceError
 from planlineage.streampark.ledger import Snap
 from planlineage.streampark.reads import App
-from planlineage.streampark.schema import Schema, detect
+from planlineage.streampark.schema import Schema, column_problem, detect
 from planlineage.streampark.states import (
     ALIVE,
     FLINK,
@@ -160,6 +160,15 @@ class Watcher:
             schema = detect(self.source)
             if self.schema is None or schema != self.schema:
                 self.say(f"{self.target.masked()}: {schema.describe()}")
+                columns = column_problem(schema)
+                if columns is not None:
+                    self.say(f"WARN {columns}; until then {', '.join(schema.broken)} read as absent")
+                hidden = schema.unreadable_spark_tables(self.source.dialect)
+                if schema.has("t_spark_app") and not schema.spark and hidden:
+                    self.say(
+                        f"WARN Spark SQL apps are not read: the account cannot read {', '.join(hidden)} "
+                        "(watch --check lists the grants)"
+                    )
             self.schema = schema
         return self.schema
 
@@ -227,6 +236,9 @@ class Watcher:
     def _log_readable(self, schema: Schema) -> bool:
         if schema.log_readable:
             return True
+        if schema.log_table in schema.broken:  # said with the schema: only the consequence here
+            self.once("no-log", "new job ids are taken as submissions while the operation log is set aside")
+            return False
         self.once(
             "no-log",
             f"the operation log {schema.log_table} is not readable: new job ids are taken as submissions "
@@ -262,14 +274,14 @@ class Watcher:
             snap.lost_since = snap.lost_since if snap.lost_since is not None else now
             if not snap.lost_sent and now - snap.lost_since >= self.options.lost_grace:
                 snap.lost_sent = True
-                self._report(app, name)
+                self._report(app, name, prev)
             elif not snap.lost_sent:
                 grace = self.options.lost_grace
                 self.verbose(f"{app.key} {app.job_name}: LOST, reported only if it lasts {grace:g}s")
             return
         snap.lost_since, snap.lost_sent = None, False
         if force or prev is None or prev.state != app.state:
-            self._report(app, name)
+            self._report(app, name, prev)
 
     def _platform_state(self, app: App, prev: Snap | None) -> str:
         """The state name the lifecycle is told.  Spark has no CANCELED: a stop from the console
@@ -293,11 +305,17 @@ class Watcher:
         elif prev.state != app.state or state_name(app.engine, app.state) == "LOST":
             self._state(app, prev, snap, now)
 
-    def _report(self, app: App, name: str) -> None:
+    def _report(self, app: App, name: str, prev: Snap | None = None) -> None:
+        """Tell the lifecycle; one line per event queued, naming the state change that caused it
+        (``STARTING -> RUNNING: RUNNING event``); a state that did not change (the report right
+        after a restart, an adoption, a LOST that lasted) is named alone, never as ``X -> X``."""
         event = runs.record_state(self.store, app.key, name)
         shown = "KILLED after a stop" if name == "CANCELED" and app.engine == SPARK else name
+        before = state_name(app.engine, prev.state) if prev is not None and prev.state is not None else None
+        if before is not None and before != state_name(app.engine, app.state):
+            shown = f"{before} -> {shown}"
         if event is not None:
-            self.say(f"{app.key} {app.job_name}: {shown} -> {event}")
+            self.say(f"{app.key} {app.job_name}: {shown}: {event} event")
         else:
             self.verbose(f"{app.key} {app.job_name}: {shown} (no event)")
 
@@ -306,7 +324,7 @@ class Watcher:
         if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
             event = runs.record_state(self.store, app.key, "CANCELED")
             if event is not None:
-                self.say(f"{app.key} {app.job_name}: previous run never ended, closed -> {event}")
+                self.say(f"{app.key} {app.job_name}: previous run never ended, closed: {event} event")
 
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
@@ -318,10 +336,13 @@ class Watcher:
             return False
         try:
             text = stored_text.decode(row["text"], self.options.charset) or ""
+            text = stored_text.replace_variables(text, reads.variables(self.source, self.schema, app.team_id)) or ""
+        except stored_text.TooLarge as error:  # a row past the watcher's limits: this app only
+            self.say(f"WARN {app.key} {app.job_name}: not reported: {error}")
+            return False
         except stored_text.DecodeError as error:
             self.say(f"{app.key} {app.job_name}: not reported: {error}")
             return False
-        text = stored_text.replace_variables(text, reads.variables(self.source, self.schema, app.team_id)) or ""
         if app.engine == SPARK:
             compile_with = compile_inputs.spark_job(app, self.spark_env(app), self.once)
         else:

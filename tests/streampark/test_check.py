@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from console import FINISHED, RUNNING
 from lineages import ONE_SINK, exactly_once, jobs
-from servers import ADMIN_PASSWORD, WATCH_USER
+from servers import ADMIN_PASSWORD, WATCH_PASSWORD, WATCH_USER
 
 
 def test_check_prints_generation_apps_and_opt_in(streampark, watch):
@@ -107,3 +107,105 @@ def test_the_watcher_session_is_read_only_even_for_an_account_that_may_write(str
         with pytest.raises(SourceError, match="(?i)read.only"):
             source.rows("INSERT INTO t_setting (setting_key, type) VALUES ('x', 1)")
     assert sp.console.execute("SELECT COUNT(*) FROM t_setting")[0][0] == 0
+
+
+def _check_in_process(sp, tmp_path):
+    """``check()`` itself (a Python start per dropped column would dominate the test's time)."""
+    from planlineage.settings import Settings
+    from planlineage.streampark.check import check
+    from planlineage.streampark.url import parse
+    from planlineage.streampark.watcher import Options
+
+    environ = {"PLANLINEAGE_HOME": str(tmp_path / "home"), "PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9/"}
+    return check(parse(sp.url, password=WATCH_PASSWORD), Settings(environ=environ), Options())
+
+
+@pytest.mark.parametrize("generation", ["2.1.x", "dev"])
+def test_check_names_each_missing_column_and_the_generation_that_has_it(streampark, watch, tmp_path, generation):
+    from planlineage.streampark.schema import READS
+
+    sp = streampark(generation, spark=generation == "dev")
+    c = sp.console
+    deploy, log = ("execution_mode", "t_flink_log") if generation == "2.1.x" else ("deploy_mode", "t_app_log")
+    expected = "2.1.x" if generation == "2.1.x" else "2.2+ (dev/3.0)"
+    c.create_app("orders", "INSERT INTO o SELECT 1")
+    checked = 0
+    for pattern, columns in READS.items():
+        table = pattern.replace("{log}", log)
+        if generation == "2.1.x" and (table.startswith("t_spark") or table == "t_resource"):
+            continue  # not in that generation
+        for column in columns:
+            column = column.replace("{deploy}", deploy)
+            # Renamed away and back: the rows and the column's type stay for the next round.
+            c.execute(f"ALTER TABLE {table} RENAME COLUMN {c.q(column)} TO {c.q(column + '_gone')}")
+            try:
+                report = _check_in_process(sp, tmp_path)
+            finally:
+                c.execute(f"ALTER TABLE {table} RENAME COLUMN {c.q(column + '_gone')} TO {c.q(column)}")
+            said = "\n".join(report.problems)
+            if column == deploy and table == "t_flink_app":
+                assert "t_flink_app has neither deploy_mode (StreamPark 2.2+) nor execution_mode (2.1.x)" in said
+            else:
+                assert (
+                    f"the StreamPark {expected} schema (detected by t_flink_app.{deploy}) has {table}.{column}, "
+                    in (said)
+                ), (table, column, report.lines, report.problems)
+            assert not report.ok
+            checked += 1
+    assert checked == (27 if generation == "2.1.x" else 49)
+
+    # The CLI: exit 2 with the column named, no traceback; `watch --once` says it in one line.
+    c.execute("ALTER TABLE t_flink_app DROP COLUMN job_id")
+    result = watch("--check", "--streampark-db", sp.url)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert f"PROBLEM: the StreamPark {expected} schema (detected by t_flink_app.{deploy}) has t_flink_app.job_id" in (
+        result.stdout
+    )
+    polled = watch("--once", "--streampark-db", sp.url)
+    assert polled.returncode == 0 and "Traceback" not in polled.stderr
+    assert "has t_flink_app.job_id, which the watcher reads" in polled.stderr
+
+
+def test_a_table_outside_the_core_with_a_missing_column_is_set_aside_and_the_rest_reported(streampark, watch):
+    sp = streampark("dev", spark=True)
+    c = sp.console
+    app = c.create_app("orders", ONE_SINK)
+    c.execute(f"ALTER TABLE t_spark_app DROP COLUMN {c.q('app_properties')}")
+    result = watch("--check", "--streampark-db", sp.url)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "has t_spark_app.app_properties, which the watcher reads" in result.stdout
+    assert "until then t_spark_app read as absent" in result.stdout
+    assert f"reported: 1: flink:{app} orders" in result.stdout
+
+
+def test_check_lists_the_missing_spark_grants_with_the_statements(streampark, watch, server):
+    sp = streampark("dev", grant=False, spark=True)
+    flink = ["t_flink_app", "t_flink_sql", "t_flink_effective", "t_flink_env", "t_app_log", "t_variable"]
+    server.grant_select(sp.database, [*flink, "t_setting", "t_resource"])
+    sp.console.create_spark_app("nightly")
+    result = watch("--check", "--streampark-db", sp.url)
+    out = result.stdout
+    assert result.returncode == 0, out
+    assert "Spark grants missing: t_spark_app, t_spark_sql, t_spark_effective, t_spark_env" in out
+    if server.dialect == "postgresql":
+        assert (
+            f"GRANT SELECT ON public.t_spark_app, public.t_spark_sql, public.t_spark_effective, public.t_spark_env "
+            f"TO {WATCH_USER};" in out
+        )
+    else:
+        for table in ("t_spark_app", "t_spark_sql", "t_spark_effective", "t_spark_env"):
+            assert f"GRANT SELECT ON `{sp.database}`.`{table}` TO '{WATCH_USER}'@'%';" in out
+
+    server.grant_select(sp.database, ["t_spark_app"])  # only some of them: the others are listed
+    out = watch("--check", "--streampark-db", sp.url).stdout
+    assert "Spark grants missing: t_spark_sql, t_spark_effective, t_spark_env" in out
+    assert "SQL apps: 0 (0 Flink SQL, 0 Spark SQL)" in out  # never read from half the tables
+    polled = watch.once(sp.url)  # the watcher says it too, and goes on with the Flink apps
+    assert "WARN Spark SQL apps are not read: the account cannot read t_spark_sql, t_spark_effective, t_spark_env" in (
+        polled.stderr
+    )
+
+    server.grant_select(sp.database, ["t_spark_sql", "t_spark_effective", "t_spark_env"])
+    out = watch("--check", "--streampark-db", sp.url).stdout
+    assert "Spark grants missing" not in out and "1 Spark SQL" in out

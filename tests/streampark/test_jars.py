@@ -61,3 +61,24 @@ def test_dependency_json_team_resources_groups_and_the_yarn_application_lib(stre
         assert unknown.warnings == [
             "the job has dependencies but the console's workspace is unknown: pass --streampark-workspace"
         ]
+
+
+def test_a_yarn_application_job_without_dependencies_gets_no_workspace_warning(streampark):
+    sp = streampark("dev")
+    c = sp.console
+    bare = c.create_app("bare_yarn_app", "INSERT INTO o SELECT 1", deploy_mode=4)
+    empty = c.create_app("empty_deps", "INSERT INTO o SELECT 1", deploy_mode=4, dependency='{"pom":[],"jar":[]}')
+    with_jar = c.create_app("with_jar", "INSERT INTO o SELECT 1", dependency=json.dumps({"jar": ["udf.jar"]}))
+    for app in (bare, empty, with_jar):
+        c.starting(app)
+    with Source(parse(sp.url, password=WATCH_PASSWORD)) as source:
+        schema = detect(source)
+        by_id = {a.id: a for a in reads.apps(source, schema)}
+        warned = {
+            app: jars.resolve(source, schema, by_id[app], reads.effective_sql(source, schema, by_id[app]), None)
+            for app in (bare, empty, with_jar)
+        }
+    assert warned[bare].warnings == [] and warned[empty].warnings == []
+    assert warned[with_jar].warnings == [
+        "the job has dependencies but the console's workspace is unknown: pass --streampark-workspace"
+    ]

@@ -141,7 +141,7 @@ def test_failed_stopped_killed_and_restarted_runs(streampark, watch, gravitino):
     watch.once(sp.url, "--timeout", "240")
     c.spark_stop(app)  # STOPPING, the CANCEL row, then YARN's KILLED: an abort, as a Flink cancel
     result = watch.once(sp.url, "--timeout", "240")
-    assert f"spark:{app} nightly: KILLED after a stop -> ABORT" in result.stderr
+    assert f"spark:{app} nightly: RUNNING -> KILLED after a stop: ABORT event" in result.stderr
 
     started(c, app)
     watch.once(sp.url, "--timeout", "240")
@@ -152,7 +152,7 @@ def test_failed_stopped_killed_and_restarted_runs(streampark, watch, gravitino):
     watch.once(sp.url, "--timeout", "240")
     started(c, app)  # restarted without an end state reaching the watcher
     result = watch.once(sp.url, "--timeout", "240")
-    assert "previous run never ended, closed -> ABORT" in result.stderr
+    assert "previous run never ended, closed: ABORT event" in result.stderr
 
     runs = timeline(gravitino, TARGETS[0])
     assert [t for _, t in runs] == [

@@ -214,3 +214,87 @@ def test_a_spark_compile_is_given_the_env_line_and_only_the_naming_conf():
     assert said == [
         "WARN spark:100000 nightly: not reported: Spark 3.3.2 is not a Spark version planlineage parses (3.5, 4.0)"
     ]
+
+
+def _bomb(size: int) -> str:
+    """A stored text that inflates to ``size`` bytes, made in 1 MiB steps (never held whole)."""
+    import base64
+    import zlib
+
+    deflater, chunk, parts = zlib.compressobj(9), b"\0" * (1 << 20), []
+    for _ in range(size >> 20):
+        parts.append(deflater.compress(chunk))
+    parts.append(deflater.flush())
+    return base64.b64encode(b"".join(parts)).decode("ascii")
+
+
+def _bounded(call):
+    """``call()``'s outcome, its seconds and the peak of Python memory it allocated (bytes):
+    timed alone, then run again under tracemalloc (which slows every allocation)."""
+    import time
+    import tracemalloc
+
+    def run():
+        try:
+            return call()
+        except Exception as error:  # the caller checks which
+            return error
+
+    begin = time.perf_counter()
+    outcome = run()
+    seconds = time.perf_counter() - begin
+    tracemalloc.start()
+    try:
+        run()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return outcome, seconds, peak
+
+
+def test_a_compressed_bomb_is_inflated_no_further_than_the_limit():
+    stored = _bomb(196 << 20)  # about 260 KB stored, 196 MiB inflated
+    assert len(stored) < 400_000
+    outcome, seconds, peak = _bounded(lambda: sql.decode(stored))
+    assert isinstance(outcome, sql.TooLarge), outcome
+    assert "inflates past 8 MiB, the watcher's limit on a stored text" in str(outcome)
+    assert peak < 3 * sql.MAX_TEXT_BYTES and seconds < 5, (peak, seconds)
+    small = sql.encode("INSERT INTO o SELECT 1")
+    assert sql.decode(small, limit=22) == "INSERT INTO o SELECT 1"  # exactly at the limit: read
+    with pytest.raises(sql.TooLarge):
+        sql.decode(small, limit=21)
+    with pytest.raises(sql.DecodeError, match="not deflate"):  # a cut stream is still no text
+        sql.decode(sql.encode("x" * 1000)[:-12])
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_200k_placeholders_are_substituted_in_linear_time(distinct):
+    names = [f"v{i}" if distinct else "topic_in" for i in range(200_000)]
+    text = "SELECT " + ", ".join(f"'${{{name}}}'" for name in names)
+    variables = {name: "x" for name in names}
+    outcome, seconds, peak = _bounded(lambda: sql.replace_variables(text, variables))
+    assert outcome == "SELECT " + ", ".join(["'x'"] * 200_000)
+    assert seconds < 3, seconds  # the console's loop, ported as it was, took 36 s
+    assert peak < 64 << 20, peak
+
+
+def test_a_substitution_past_the_limit_is_refused_before_it_is_built():
+    text = "SELECT " + ", ".join(["'${big_value}'"] * 200_000)
+    outcome, seconds, peak = _bounded(lambda: sql.replace_variables(text, {"big_value": "y" * 1000}))
+    assert isinstance(outcome, sql.TooLarge) and "longer than 8 MiB characters" in str(outcome), outcome
+    assert seconds < 3 and peak < 64 << 20, (seconds, peak)
+
+
+def test_a_value_that_makes_a_new_placeholder_is_replaced_as_the_console_does_within_a_work_limit():
+    # The console: ${xx} -> "$" gives "${bc} ${bc}", then every ${bc} is replaced.
+    assert sql.replace_variables("${xx}{bc} ${bc}", {"xx": "$", "bc": "V"}) == "V V"
+    text = "${xx}{ab} " + "${ab} " * 200_000
+    outcome, seconds, _ = _bounded(lambda: sql.replace_variables(text, {"xx": "$", "ab": "z"}))
+    assert isinstance(outcome, sql.TooLarge) and "would scan more than 64 MiB" in str(outcome), outcome
+    assert seconds < 3, seconds
+
+
+def test_the_placeholder_pattern_does_not_backtrack_on_long_names():
+    text = ("${" + "a" * 50_000 + " ") * 4  # never closed: no placeholder
+    outcome, seconds, _ = _bounded(lambda: sql.replace_variables(text, {"ab": "x"}))
+    assert outcome == text and seconds < 1, seconds

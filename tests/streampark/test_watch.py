@@ -4,6 +4,7 @@ server.  Each scenario runs on both databases."""
 
 from __future__ import annotations
 
+import re
 import time
 
 from console import CANCELED, FAILED, FINISHED, FLINK_JAR, LOST, RUNNING
@@ -152,12 +153,17 @@ def test_restart_is_a_new_run_and_the_unfinished_one_is_aborted(streampark, watc
     app = c.create_app("orders_clean", ONE_SINK)
     watch.once(sp.url)
     c.start(app)
-    c.set_state(app, RUNNING)
     watch.once(sp.url)
+    c.set_state(app, RUNNING)
+    first = watch.once(sp.url)
+    assert f"flink:{app} orders_clean: STARTING -> RUNNING: RUNNING event" in first.stderr
     c.start(app)  # restarted from the console without an end state reaching the watcher
     c.set_state(app, RUNNING)
     result = watch.once(sp.url)
-    assert "previous run never ended, closed -> ABORT" in result.stderr
+    assert "previous run never ended, closed: ABORT event" in result.stderr
+    # RUNNING before and after: the new run's RUNNING event is said without a made-up transition
+    assert f"flink:{app} orders_clean: RUNNING: RUNNING event" in result.stderr
+    assert not re.search(r"\b([A-Z_]+) -> \1\b", "\n".join(watch.outputs)), watch.outputs
     runs = timeline(gravitino, "orders_clean")
     assert [t for _, t in runs] == ["START", "RUNNING", "ABORT", "START", "RUNNING"]
     assert runs[0][0] == runs[1][0] == runs[2][0] != runs[3][0] == runs[4][0]
@@ -230,7 +236,7 @@ def test_lost_shorter_than_the_grace_period_sends_nothing(streampark, watch, gra
     assert types(gravitino, "flaky") == ["START", "RUNNING"]
     time.sleep(0.6)
     result = watch.once(sp.url, "--lost-grace", "0.5")
-    assert "LOST -> FAIL" in result.stderr
+    assert f"flink:{app} flaky: LOST: FAIL event" in result.stderr  # LOST since the last poll
     watch.once(sp.url, "--lost-grace", "0.5")
     assert types(gravitino, "flaky") == ["START", "RUNNING", "FAIL"]
     exactly_once(gravitino)
@@ -260,8 +266,8 @@ def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
     assert code == 0
     log = watch.log.read_text()
     assert log.count("retrying with backoff") == 1, log
-    for line in (f"flink:{app} steady: logged run", f"flink:{app} steady: RUNNING -> RUNNING",
-                 f"flink:{app} steady: FINISHED -> COMPLETE"):  # fmt: skip
+    for line in (f"flink:{app} steady: logged run", "RUNNING: RUNNING event",
+                 f"flink:{app} steady: RUNNING -> FINISHED: COMPLETE event"):  # fmt: skip
         assert log.count(line) == 1, log  # one line per reported transition
     assert types(gravitino, "steady") == ["START", "RUNNING", "COMPLETE"]
     exactly_once(gravitino)
@@ -345,4 +351,47 @@ def test_apps_option_without_a_lineage_enable_column(streampark, watch, gravitin
         c.set_state(app, RUNNING)
     watch.once(sp.url, "--apps", str(listed))  # a bare id is a Flink app
     assert jobs(gravitino) == {"listed": ["START", "RUNNING"]}
+    exactly_once(gravitino)
+
+
+def test_a_bomb_row_and_200k_placeholders_are_skipped_with_a_warning_and_the_other_apps_reported(
+    streampark, watch, gravitino
+):
+    import base64
+    import tracemalloc
+    import zlib
+
+    sp = streampark("dev")
+    c = sp.console
+    watch.recorded()
+    deflater = zlib.compressobj(9)
+    parts = [deflater.compress(b"-- " + b"\0" * (1 << 20)) for _ in range(40)]
+    bomb = base64.b64encode(b"".join(parts) + deflater.flush()).decode("ascii")  # ~55 KB: fits a MySQL text
+    assert len(bomb) < 65_000
+    bombed = c.create_app("bombed", ONE_SINK)
+    c.execute(f"UPDATE t_flink_sql SET {c.q('sql')} = %s WHERE app_id = %s", (bomb, bombed))
+    c.variable(100000, "topic_in", "t" * 64)  # 200k of it: 12.8 M characters
+    many = c.create_app("many_vars", "SELECT " + ", ".join(["'${topic_in}'"] * 200_000))
+    fine = c.create_app("orders_clean", ONE_SINK)
+    watch.once(sp.url)  # baseline
+    for app in (bombed, many, fine):
+        c.start(app)
+        c.set_state(app, RUNNING)
+    tracemalloc.start()
+    begin = time.monotonic()
+    try:
+        result = watch.once(sp.url)
+        seconds, peak = time.monotonic() - begin, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (
+        f"WARN flink:{bombed} bombed: not reported: its stored text inflates past 8 MiB, the watcher's limit"
+        in result.stderr
+    )
+    assert (
+        f"WARN flink:{many} many_vars: not reported: its script with ${{variables}} substituted is longer than "
+        "8 MiB characters, the watcher's limit" in result.stderr
+    )
+    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
+    assert seconds < 60 and peak < 48 << 20, (seconds, peak)  # 40 MiB inflated, twice, before the limit
     exactly_once(gravitino)
