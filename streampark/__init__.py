@@ -1,7 +1,7 @@
 """`planlineage watch`: report the Flink SQL and Spark SQL jobs StreamPark submits, read from its database.
 
 StreamPark as released never calls `planlineage submit` / `state`; this sidecar reads its
-database (read only) and drives the same lifecycle.  Facts it relies on: ../shared/streampark.md.
+database (read only) and drives the same lifecycle.  What it relies on about StreamPark is in docs/streampark.md.
 """
 
 # Defaults shared by the watcher and the CLI (here, so that building the parser imports nothing).

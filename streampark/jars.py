@@ -1,4 +1,4 @@
-"""The jars of a StreamPark SQL job, from the console's workspace (../shared/streampark.md §8).
+"""The jars of a StreamPark SQL job, from the console's workspace.
 
 Relative to the console's ``streampark.workspace.local``:
 

@@ -1,6 +1,6 @@
 """Which StreamPark schema generation a database holds, detected from ``information_schema``.
 
-Never assumed from a version number (../shared/streampark.md section 1): the deploy-mode column
+Never assumed from a version number: the deploy-mode column
 (``execution_mode`` on 2.1.x, ``deploy_mode`` later), the operation log (``t_flink_log`` on 2.1.x,
 ``t_app_log`` later), team resources, Spark tables and the ``lineage_enable`` column of PR #4498
 are each looked up by name.  A table the account cannot read is not listed by

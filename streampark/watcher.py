@@ -1,6 +1,6 @@
 """The poll loop of ``planlineage watch``: StreamPark's rows in, the lifecycle's calls out.
 
-Each poll (../shared/streampark.md §6, §11):
+Each poll:
 
 1. (Re)connect; on every new connection detect the schema generation again.
 2. Read the operation-log rows after the durable cursor, then the apps.  A successful START row

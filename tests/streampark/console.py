@@ -1,5 +1,5 @@
 """The tests' stand-in for StreamPark's console: it writes StreamPark's rows the way the console's
-services do (../shared/streampark.md sections 2.3, 3 and 6), one statement at a time, through an
+services do, one statement at a time, through an
 administrator connection to the test database.
 
 ``start()`` follows ``FlinkApplicationActionServiceImpl.start``: ``starting()`` (state 3,
@@ -202,7 +202,7 @@ class Console:
 
     # -- Spark (dev; MySQL DDL, or PostgreSQL with spark=True) -----------------------------------
     # SparkApplicationManageServiceImpl / SparkApplicationBuildPipelineServiceImpl /
-    # SparkApplicationActionServiceImpl / SparkAppHttpWatcher on dev (../shared/streampark.md 2.7, 5.2).
+    # SparkApplicationActionServiceImpl / SparkAppHttpWatcher on dev.
 
     def spark_env(self, version: str, defaults: str = "spark.master yarn", default: bool = True) -> int:
         """``SparkEnvServiceImpl.create``: the version ``spark-submit --version`` printed and the

@@ -1,5 +1,5 @@
-"""StreamPark's tables, per schema generation and dialect, written from ../shared/streampark.md
-(sections 1, 2, 10) and checked against the DDL of apache/streampark (``SCRIPT/schema/
+"""StreamPark's tables, per schema generation and dialect, written from what is known of its
+schema generations (docs/streampark.md) and checked against the DDL of apache/streampark (``SCRIPT/schema/
 {mysql,pgsql}-schema.sql`` at tag v2.1.7 and on dev).  Only the columns the console writes in the
 scenarios and the watcher reads, plus enough neighbours to keep the shape honest.
 
