@@ -32,14 +32,22 @@ from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.secrets import redact_text
 
 
-def read_script(path: str, stdin=None) -> str:
+def read_script(path: str, stdin=None, max_bytes: int | None = None) -> str:
     """The text of a script file (``-``: stdin), read as bytes; ExtractError naming the line when
-    it is not UTF-8 text (OSError when it cannot be read)."""
+    it is not UTF-8 text, or saying the size cap when it is over it, unread (OSError when it
+    cannot be read). ``max_bytes``: the cap (None: :func:`planner.script.max_bytes`)."""
     import sys
 
-    data = (stdin or sys.stdin.buffer).read() if path == "-" else Path(path).read_bytes()
+    limit = sql_script.max_bytes() if max_bytes is None else max_bytes
     try:
+        if path == "-":
+            data = sql_script.read_capped(stdin or sys.stdin.buffer, limit)
+        else:
+            with open(path, "rb") as handle:
+                data = sql_script.read_capped(handle, limit)
         return sql_script.decode(data)
+    except sql_script.ScriptTooLarge as error:
+        raise ExtractError(f"{path} is not analysed: {error}") from None
     except sql_script.ScriptError as error:
         raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
 
@@ -60,11 +68,17 @@ def extract(
     planner: JobCompiler | None = None,
     timeout: float = 300.0,
     columns: bool = False,
+    max_bytes: int | None = None,
 ) -> JobLineage:
-    """The lineage of one job (with column lineage per sink when `columns`).
+    """The lineage of one job (with column lineage per sink when `columns`); a script over
+    `max_bytes` (None: :func:`planner.script.max_bytes`) is an ExtractError, never compiled.
 
     Raises ExtractError (bad script) or ProvisionError/PlannerError.
     """
+    try:
+        sql_script.check_size(script, sql_script.max_bytes() if max_bytes is None else max_bytes)
+    except sql_script.ScriptTooLarge as error:
+        raise ExtractError(str(error)) from None
     jars = list(jars or [])
     for jar in jars:
         if not Path(jar).is_file():

@@ -104,3 +104,30 @@ def test_spark_conf_crlf_input_keeps_crlf(cli, server):
     assert "spark.extraListeners" in body and body.count("\n") == body.count("\r\n")
     as_json = cli("spark-conf", "--lineage-enable", input=b'{\r\n  "spark.app.name": "x"\r\n}\r\n').stdout.decode()
     assert json.loads(as_json)["spark.extraListeners"] and as_json.count("\n") == as_json.count("\r\n")
+
+
+def test_submit_of_a_script_over_the_size_cap_is_said_at_once_and_leaves_a_gap(cli, server, tmp_path):
+    """A script over lineage.script-max-bytes (default 4 MiB) is neither read, split nor compiled:
+    ``submit`` exits 0 at once saying so, the run is not reported and the worker log says why.
+    (Before: 50,000 statements were split for minutes on the platform's path, then compiled.)"""
+    configure(cli, server)
+    huge = tmp_path / "huge.sql"
+    statement = "INSERT INTO snk SELECT a, 'some text; a literal' FROM src WHERE a > 0;\n"
+    huge.write_text("CREATE TABLE src (a INT) WITH ('connector' = 'datagen');\n" + statement * 70_000)
+    assert huge.stat().st_size > 4 * 1024 * 1024
+    began = time.monotonic()
+    result = submit(cli, huge)
+    took = time.monotonic() - began
+    err = result.stderr.decode()
+    assert "over the limit of 4,194,304 bytes (lineage.script-max-bytes" in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert took < 3.0 + SLACK, took
+    cli.wait_workers(60)
+    state(cli, "app-1", "RUNNING")
+    assert server.events == []
+    assert "over the limit" in (cli.home / "worker.log").read_text()
+    # a smaller cap applies to the same script's smaller cousin; a raised one lets it through
+    small = tmp_path / "small.sql"
+    small.write_text(statement * 20)
+    result = submit(cli, small, "app-2", PLANLINEAGE_LINEAGE_SCRIPT_MAX_BYTES="1000")
+    assert "is 1,420 bytes, over the limit of 1,000 bytes" in result.stderr.decode()
