@@ -291,7 +291,11 @@ def _table_lineage(use: TableUse, tables: dict, identity: IdentityConfig | None,
     )
 
 
-_OPTION_PAIR = re.compile(r"'((?:[^']|'')*)'\s*=\s*'((?:[^']|'')*)'")
+#: A key of at most 256 characters, a value as a run of plain characters between its '' escapes
+#: ("unrolled"): the alternation `(?:[^']|'')*` kept a backtracking frame per character, ~190
+#: bytes per byte of a long literal (a 24 MB literal took the compile service past 3 GB), and an
+#: unbounded key was read to the end of a long literal from each of its '' escapes (quadratic).
+_OPTION_PAIR = re.compile(r"'((?:[^']|''){0,256})'\s*=\s*'([^']*(?:''[^']*)*)'")
 
 
 def script_options(script: str) -> dict[str, str]:
@@ -304,6 +308,7 @@ def script_options(script: str) -> dict[str, str]:
     return found
 
 
+_OUT_OF_MEMORY = re.compile(r"OutOfMemoryError|Java heap space|GC overhead limit exceeded")
 _MISSING_CLASS = re.compile(r"(?:ClassNotFoundException|NoClassDefFoundError)[:\s]+([\w.$/]+)")
 _MISSING_FACTORY = re.compile(r"Could not find any factory for identifier '([^']+)' that implements '([\w.]+)'")
 
@@ -343,6 +348,11 @@ def _compile_error(error: dict, sent: list[sql_script.Statement], secrets: dict[
     elif factory:
         kind = factory.group(2).rsplit(".", 1)[-1].replace("Factory", "").lower() or "factory"
         advice = f" No {kind} '{factory.group(1)}' is available: pass the jar that provides it with --jar."
+    elif _OUT_OF_MEMORY.search(reason):
+        from planlineage.planner.compiler import HEAP_ENV, heap
+
+        reason = f"it needs more memory than the planner's heap of {heap()} (Java: {reason})"
+        advice = f" Make the statement smaller (a huge literal?) or raise {HEAP_ENV}."
     if error.get("jar"):
         return ExtractError(f"jar {error['jar']} cannot be added: {reason}")
     index = error.get("statement")
