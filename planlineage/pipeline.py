@@ -85,6 +85,7 @@ def extract(
             raise ExtractError(f"jar {jar} does not exist: pass the path of a readable jar file with --jar.")
     try:
         statements = sql_script.split(script)
+        sql_script.check_nesting(statements)
     except sql_script.ScriptError as error:
         raise ExtractError(f"the script cannot be read: {error}", error.line) from None
     provisioned = planner.provisioned if planner else ensure(flink_version)
