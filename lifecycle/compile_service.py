@@ -12,6 +12,10 @@ submissions at once start 20 JVMs on the platform's machine and slows the platfo
   ``max(1, cores - 1)``), shared by the Flink versions the jobs ask for: a version's planner is
   kept warm (:class:`~planlineage.planner.warm.SelfHealingPlanner`: replaced when it dies, hangs
   or grows), an idle one of another version is stopped to make room.
+* **Large jobs apart**: a job whose SQL is over :data:`LARGE_JOB_BYTES` compiles in a lane of
+  its own (one at a time, on a planner of its own, one beyond the bound above, stopped after each
+  such job), so the usual jobs never wait behind it.  Scripts over ``lineage.script-max-bytes``
+  are never compiled (see docs/troubleshooting.md).
 * **A running warm planner first**: one started with ``planlineage planner start`` answers
   before the pool's own planner of that version is started (as for ``extract``).
 * **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): the whole process from its start
@@ -204,7 +208,10 @@ class Service:
             runner.compile_job(self.store, job, planner=slot)
         finally:
             if slot is not None:
-                self._pool_for(job).release(slot)
+                pool = self._pool_for(job)
+                if pool is self.large_pool:
+                    slot.close()  # its JVM, grown by a large job, is not kept for the next
+                pool.release(slot)
 
     def _submit(self, compiles, large, run, job: dict[str, Any], *args) -> None:
         """Hands a job to the compile threads, or a large one to the large jobs' lane."""
