@@ -138,7 +138,8 @@ class Service:
         self.large_pool = PlannerPool(1, self._remember)  # the lane of large jobs
         self.idle_seconds = idle_seconds
         self.taken: set[str] = set()
-        self.taken_large: set[str] = set()  # of these, the job files of the large jobs' lane
+        self.taken_large: set[str] = set()  # of these, those of the large jobs' lane
+        self.large_lane = None  # the large jobs' thread, while serving
         self.lock = threading.Lock()
         self.last_work = time.monotonic()
         self.groups: set[int] = set()
@@ -249,8 +250,6 @@ class Service:
 
     # -- a shared store's jobs (rows claimed with leases, see compile_jobs) -------------------------
 
-    large_lane = None  # the large jobs' thread, while serving
-
     def _room_for(self, path: Path) -> bool:
         """(Under the lock.) Whether a queued job file may be taken now: a few ahead of the
         planners in each lane, so that large jobs waiting never keep the usual ones from being
@@ -278,8 +277,8 @@ class Service:
             except Exception as error:  # the store is away: the lease outlives a few misses
                 log.warning("planlineage: compile leases not renewed: %s", type(error).__name__)
         while True:
-            with self.lock:
-                if len(self.taken) >= self.pool.size:  # leave the rest to the other nodes
+            with self.lock:  # leave the rest to the other nodes (a large job waits for the lane)
+                if len(self.taken) - len(self.taken_large) >= self.pool.size or len(self.taken_large) >= 2:
                     return
             claimed = compile_jobs.claim_next(self.store, self.holder, self.lease)
             if claimed is None:
@@ -293,6 +292,8 @@ class Service:
                 continue
             with self.lock:
                 self.taken.add(f"shared:{job['run_id']}")
+                if is_large(job):
+                    self.taken_large.add(f"shared:{job['run_id']}")
             self._submit(compiles, self.large_lane, self._run_shared, job, job)
 
     def _run_shared(self, job: dict[str, Any]) -> None:
