@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 import tracemalloc
+from types import SimpleNamespace
 
 import pytest
 
@@ -95,3 +96,29 @@ def test_a_planner_out_of_memory_is_the_scripts_size_not_the_machine():
     message = str(error)
     assert message.startswith("statement at line 2 (INSERT INTO snk SELECT a, 'xxxxxxxx' FROM src) cannot be compiled")
     assert "needs more memory than the planner's heap of 1g" in message and "PLANLINEAGE_PLANNER_HEAP" in message
+
+
+def test_a_large_job_of_a_shared_store_does_not_hold_up_claiming_the_usual_ones(tmp_path, monkeypatch):
+    """Nodes sharing a store claim jobs while they have a free planner: a large job claimed went
+    to the lane but counted as the one planner's job, so no usual job was claimed behind it."""
+    from planlineage.lifecycle import compile_jobs
+
+    large = {"run_id": "large", "sql": "x" * (compile_service.LARGE_JOB_BYTES + 1)}
+    waiting = [large, {"run_id": "small-1", "sql": "INSERT"}, {"run_id": "small-2", "sql": "INSERT"}]
+    monkeypatch.setattr(compile_jobs, "claim_next", lambda store, holder, lease: (waiting.pop(0), 1))
+    monkeypatch.setattr(compile_jobs, "renew_all", lambda store, holder, lease: 0)
+    store = SimpleNamespace(shared=True, path=tmp_path / "state.db")
+    service = compile_service.Service(store, planners=1, idle_seconds=60)
+    handed: dict[str, list[str]] = {"compiles": [], "lane": []}
+
+    class Threads:
+        def __init__(self, name):
+            self.name = name
+
+        def submit(self, run, job):
+            handed[self.name].append(job["run_id"])
+
+    service.large_lane = Threads("lane")
+    service._claim_shared(Threads("compiles"))
+    assert handed == {"compiles": ["small-1"], "lane": ["large"]}
+    assert [job["run_id"] for job in waiting] == ["small-2"]  # one planner: one usual job taken
