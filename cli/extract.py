@@ -33,9 +33,17 @@ def _identity_config(args):
     )
 
 
+def _terminated(signum, frame) -> None:
+    """SIGTERM unwinds like Ctrl-C: the planner JVM this command started is stopped with it."""
+    raise SystemExit(128 + signum)
+
+
 def cmd_extract(args) -> int:
+    import signal
+
     from planlineage.pipeline import extract
 
+    signal.signal(signal.SIGTERM, _terminated)
     if len(args.script) > 1 or Path(args.script[0]).is_dir():
         if args.engine == "spark":
             raise InputError("--engine spark extracts one script at a time; pass a single file.")

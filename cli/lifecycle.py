@@ -100,11 +100,14 @@ def cmd_submit(args) -> None:
         _say_not_configured(settings)  # and nothing else: no run, no file, no home
         return
     from planlineage.lifecycle import runner
+    from planlineage.planner import script
 
     error = None
     sql = None
     try:
-        sql = _read_sql(args.sql_file)
+        sql = _read_sql(args.sql_file, script.max_bytes(settings.get(script.MAX_BYTES_KEY)))
+    except script.ScriptTooLarge as problem:  # said at once, without reading or splitting it
+        error = f"the SQL file {args.sql_file} is not analysed: {problem}"
     except OSError as problem:
         error = f"cannot read the SQL file {args.sql_file}: {problem.strerror or type(problem).__name__}"
     except ValueError as problem:  # ScriptError: not UTF-8 text, unterminated string...
@@ -146,11 +149,11 @@ def _say_not_configured(settings) -> None:
     )
 
 
-def _read_sql(path: str) -> str:
+def _read_sql(path: str, limit: int) -> str:
     from planlineage.planner import script
 
     with open(path, "rb") as handle:
-        return script.decode(handle.read())
+        return script.decode(script.read_capped(handle, limit))
 
 
 def _nothing_to_report(sql: str) -> str | None:

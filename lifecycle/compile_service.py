@@ -12,6 +12,10 @@ submissions at once start 20 JVMs on the platform's machine and slows the platfo
   ``max(1, cores - 1)``), shared by the Flink versions the jobs ask for: a version's planner is
   kept warm (:class:`~planlineage.planner.warm.SelfHealingPlanner`: replaced when it dies, hangs
   or grows), an idle one of another version is stopped to make room.
+* **Large jobs apart**: a job whose SQL is over :data:`LARGE_JOB_BYTES` compiles in a lane of
+  its own (one at a time, on a planner of its own, one beyond the bound above, stopped after each
+  such job), so the usual jobs never wait behind it.  Scripts over ``lineage.script-max-bytes``
+  are never compiled (see docs/troubleshooting.md).
 * **A running warm planner first**: one started with ``planlineage planner start`` answers
   before the pool's own planner of that version is started (as for ``extract``).
 * **Niced** (``PLANLINEAGE_COMPILE_NICE``, default 10): the whole process from its start
@@ -59,6 +63,10 @@ LOCK_NAME = service_start.LOCK_NAME
 PIDS_NAME = "compile-service.pids"
 COMMAND = service_start.COMMAND
 POLL_SECONDS = 0.2
+#: A job whose SQL is larger than this compiles in a lane of its own (one job at a time, its own
+#: planner), so that it never holds the pool's planners while the usual jobs of a few kilobytes
+#: wait behind it (a 50 MB literal held the one planner of a 2-core machine for 10 minutes).
+LARGE_JOB_BYTES = 512 * 1024
 #: After the server was found unavailable, due events wait this long for the next try (or for
 #: the next command, which hands them over again).
 OUTAGE_PAUSE_SECONDS = 30.0
@@ -78,6 +86,12 @@ def max_planners(settings) -> int:
     except ValueError:
         value = 0
     return value if value > 0 else default_planners()
+
+
+def is_large(job: dict[str, Any]) -> bool:
+    """Whether a job compiles in the large jobs' lane (its SQL over :data:`LARGE_JOB_BYTES`)."""
+    sql = job.get("sql")
+    return isinstance(sql, str) and len(sql) > LARGE_JOB_BYTES
 
 
 # -- the callers' side (lifecycle/service_start.py; the names stay here for the service) ---------
@@ -121,8 +135,11 @@ class Service:
     def __init__(self, store: Store, planners: int, idle_seconds: float):
         self.store = store
         self.pool = PlannerPool(planners, self._remember)
+        self.large_pool = PlannerPool(1, self._remember)  # the lane of large jobs
         self.idle_seconds = idle_seconds
         self.taken: set[str] = set()
+        self.taken_large: set[str] = set()  # of these, those of the large jobs' lane
+        self.large_lane = None  # the large jobs' thread, while serving
         self.lock = threading.Lock()
         self.last_work = time.monotonic()
         self.groups: set[int] = set()
@@ -171,6 +188,9 @@ class Service:
         runner.write_job(path, job)  # counted before the compile: a death under it is seen
         return job
 
+    def _pool_for(self, job: dict[str, Any]) -> PlannerPool:
+        return self.large_pool if is_large(job) else self.pool
+
     def _slot_for(self, job: dict[str, Any]):
         """The pool place a job compiles in (None: nothing to compile, the run is abandoned)."""
         if job.get("error") is not None:
@@ -178,7 +198,8 @@ class Service:
         # A Spark compile starts its own JVM: it takes a place in the pool too (its slot is never
         # asked to compile, so it starts no Flink planner).
         spark = job.get("engine") == "spark"
-        return self.pool.acquire(f"spark-{job.get('spark_version')}" if spark else job.get("flink_version"))
+        version = f"spark-{job.get('spark_version')}" if spark else job.get("flink_version")
+        return self._pool_for(job).acquire(version)
 
     def _compile(self, job: dict[str, Any]) -> None:
         """Compiles a job in a pool place (waiting for one), which it gives back after."""
@@ -188,11 +209,19 @@ class Service:
             runner.compile_job(self.store, job, planner=slot)
         finally:
             if slot is not None:
-                self.pool.release(slot)
+                pool = self._pool_for(job)
+                if pool is self.large_pool:
+                    slot.close()  # its JVM, grown by a large job, is not kept for the next
+                pool.release(slot)
+
+    def _submit(self, compiles, large, run, job: dict[str, Any], *args) -> None:
+        """Hands a job to the compile threads, or a large one to the large jobs' lane."""
+        (large if is_large(job) else compiles).submit(run, *args)
 
     def _done(self, taken: str) -> None:
         with self.lock:
             self.taken.discard(taken)
+            self.taken_large.discard(taken)
             self.last_work = time.monotonic()
         self.deliver_wanted.set()
 
@@ -221,6 +250,21 @@ class Service:
 
     # -- a shared store's jobs (rows claimed with leases, see compile_jobs) -------------------------
 
+    def _room_for(self, path: Path) -> bool:
+        """(Under the lock.) Whether a queued job file may be taken now: a few ahead of the
+        planners in each lane, so that large jobs waiting never keep the usual ones from being
+        taken (a job file's size stands for its SQL's)."""
+        try:
+            large = path.stat().st_size > LARGE_JOB_BYTES
+        except OSError:
+            return False
+        if large:
+            if len(self.taken_large) >= 2:
+                return False
+            self.taken_large.add(path.name)
+            return True
+        return len(self.taken) - len(self.taken_large) < 4 * self.pool.size
+
     def _claim_shared(self, compiles) -> None:
         """Claim jobs while this node has a free planner; renew the leases it holds."""
         from planlineage.lifecycle import compile_jobs, runs
@@ -233,8 +277,8 @@ class Service:
             except Exception as error:  # the store is away: the lease outlives a few misses
                 log.warning("planlineage: compile leases not renewed: %s", type(error).__name__)
         while True:
-            with self.lock:
-                if len(self.taken) >= self.pool.size:  # leave the rest to the other nodes
+            with self.lock:  # leave the rest to the other nodes (a large job waits for the lane)
+                if len(self.taken) - len(self.taken_large) >= self.pool.size or len(self.taken_large) >= 2:
                     return
             claimed = compile_jobs.claim_next(self.store, self.holder, self.lease)
             if claimed is None:
@@ -248,7 +292,9 @@ class Service:
                 continue
             with self.lock:
                 self.taken.add(f"shared:{job['run_id']}")
-            compiles.submit(self._run_shared, job)
+                if is_large(job):
+                    self.taken_large.add(f"shared:{job['run_id']}")
+            self._submit(compiles, self.large_lane, self._run_shared, job, job)
 
     def _run_shared(self, job: dict[str, Any]) -> None:
         from planlineage.lifecycle import compile_jobs
@@ -304,7 +350,11 @@ class Service:
             except (OSError, AttributeError):
                 pass
 
-        with ThreadPoolExecutor(self.pool.size, "compile", initializer=lower_priority) as compiles:
+        with (
+            ThreadPoolExecutor(self.pool.size, "compile", initializer=lower_priority) as compiles,
+            ThreadPoolExecutor(1, "compile-large", initializer=lower_priority) as large,
+        ):
+            self.large_lane = large
             while not self.stopping.is_set():
                 self._replay_spool()
                 if self.shared:
@@ -314,15 +364,16 @@ class Service:
                         log.warning("planlineage: shared compile jobs not claimed: %s", type(error).__name__)
                 for path in runner.queued_jobs(self.store):
                     with self.lock:
-                        if path.name in self.taken or len(self.taken) >= 4 * self.pool.size:
+                        if path.name in self.taken or not self._room_for(path):
                             continue
                         self.taken.add(path.name)
                     job = self._take(path)
                     if job is None:
                         with self.lock:
                             self.taken.discard(path.name)
+                            self.taken_large.discard(path.name)
                         continue
-                    compiles.submit(self._run_one, path, job)
+                    self._submit(compiles, large, self._run_one, job, path, job)
                 with self.lock:
                     idle = not self.taken and not self.busy_delivering and not self.deliver_wanted.is_set()
                     quiet = time.monotonic() - self.last_work
@@ -331,6 +382,7 @@ class Service:
                 time.sleep(POLL_SECONDS)
         self.stopping.set()
         self.pool.close()
+        self.large_pool.close()
 
 
 def _take_lock(store: Store, lock_fd: int | None) -> int | None:
@@ -381,6 +433,7 @@ def main(home: str, lock_fd: int | None = None) -> int:
     finally:
         if service is not None:
             service.pool.close()
+            service.large_pool.close()
         try:
             _pids_path(store).unlink()
         except OSError:

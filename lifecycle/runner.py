@@ -208,11 +208,19 @@ def _sql_limit(settings) -> int:
         return SQL_FACET_MAX_BYTES
 
 
+def script_max_bytes(settings) -> int:
+    """The size cap of a job's script (``lineage.script-max-bytes``)."""
+    from planlineage.planner import script as sql_script
+
+    return sql_script.max_bytes(settings.get(sql_script.MAX_BYTES_KEY))
+
+
 def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float | None = None) -> None:
     """Compile one job (with ``planner``, else however the pipeline finds one) and attach its
     lineage, or abandon the run. Never raises."""
     from planlineage import pipeline as extraction
     from planlineage.lifecycle import runs, sql_facet
+    from planlineage.planner import script as sql_script
     from planlineage.settings import Settings
 
     try:
@@ -226,6 +234,10 @@ def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float 
         if reason is None:
             sql = job.get("sql") or ""
             try:
+                # Over the cap (a job the watcher queued, or a cap lowered since): not redacted,
+                # not compiled, whatever its size: abandoned at once with the reason.
+                limit = script_max_bytes(settings)
+                sql_script.check_size(sql, limit)
                 sql_facet.set_redacted_sql(
                     store, app_id, run_id, _redacted_sql(sql, job.get("engine")), _sql_limit(settings)
                 )
@@ -248,6 +260,7 @@ def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float 
                         planner=planner,
                         timeout=timeout or job_timeout(),
                         columns=True,
+                        max_bytes=limit,
                     )  # events carry the columnLineage facet
             except Exception as error:
                 # ExtractError / ProvisionError / PlannerError / ConfigError messages are redacted

@@ -46,6 +46,12 @@ SETTINGS: dict[str, Setting] = {
             "lineage.sql-max-bytes", "262144", "cap of the SQL facet (bytes; larger SQL is truncated)", number=True
         ),
         Setting(
+            "lineage.script-max-bytes",
+            "4194304",
+            "scripts larger than this many bytes are not compiled (no lineage; a warning says so)",
+            number=True,
+        ),
+        Setting(
             "lineage.compile-planners", None, "planner JVMs the compile service may run (max(1, cores-1))", number=True
         ),
         Setting("lineage.retry-backoff", "2", "seconds before a refused event is sent again (doubles)", number=True),

@@ -98,6 +98,9 @@ class LineChild:
         self._write_lock = threading.Lock()
         self._ids = itertools.count(1)
         self._in_turn = in_turn
+        #: A job was left unanswered (timed out, or its asker interrupted: Ctrl-C, SIGTERM): the
+        #: child, busy with it and not reading its input, is killed rather than waited for.
+        self._abandoned = False
         deadline = time.monotonic() + start_timeout
         if in_turn:
             assert self._process.stdout is not None
@@ -157,6 +160,13 @@ class LineChild:
         caller that hands it on unread). Safe to call from several threads at once."""
         if self._process.poll() is not None:
             raise PlannerError(f"{self.name} is not running")
+        try:
+            return self._ask(request, timeout)
+        except BaseException:
+            self._abandoned = True
+            raise
+
+    def _ask(self, request: dict, timeout: float) -> str:
         ident = next(self._ids)
         if self._in_turn:
             return self._ask_in_turn(ident, request, time.monotonic() + timeout)
@@ -225,6 +235,7 @@ class LineChild:
 
     def _timeout(self) -> PlannerTimeout:
         """The error of an answer that did not come in time, the child closed."""
+        self._abandoned = True
         self.close()
         return PlannerTimeout(f"{self.name} did not answer in time; see {self.log_path}")
 
@@ -237,7 +248,11 @@ class LineChild:
         return self._process.poll() is None
 
     def close(self) -> None:
-        """Closes its stdin (the child exits at end of input), killing it if it does not."""
+        """Closes its stdin (the child exits at end of input), killing it if it does not, or at
+        once when a job of it was abandoned."""
+        if self._process.poll() is None and self._abandoned:
+            self._process.kill()
+            self._process.wait()
         if self._process.poll() is None:
             try:
                 assert self._process.stdin is not None

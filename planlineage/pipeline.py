@@ -32,14 +32,22 @@ from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.secrets import redact_sql, redact_text
 
 
-def read_script(path: str, stdin=None) -> str:
+def read_script(path: str, stdin=None, max_bytes: int | None = None) -> str:
     """The text of a script file (``-``: stdin), read as bytes; ExtractError naming the line when
-    it is not UTF-8 text (OSError when it cannot be read)."""
+    it is not UTF-8 text, or saying the size cap when it is over it, unread (OSError when it
+    cannot be read). ``max_bytes``: the cap (None: :func:`planner.script.max_bytes`)."""
     import sys
 
-    data = (stdin or sys.stdin.buffer).read() if path == "-" else Path(path).read_bytes()
+    limit = sql_script.max_bytes() if max_bytes is None else max_bytes
     try:
+        if path == "-":
+            data = sql_script.read_capped(stdin or sys.stdin.buffer, limit)
+        else:
+            with open(path, "rb") as handle:
+                data = sql_script.read_capped(handle, limit)
         return sql_script.decode(data)
+    except sql_script.ScriptTooLarge as error:
+        raise ExtractError(f"{path} is not analysed: {error}") from None
     except sql_script.ScriptError as error:
         raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
 
@@ -60,17 +68,24 @@ def extract(
     planner: JobCompiler | None = None,
     timeout: float = 300.0,
     columns: bool = False,
+    max_bytes: int | None = None,
 ) -> JobLineage:
-    """The lineage of one job (with column lineage per sink when `columns`).
+    """The lineage of one job (with column lineage per sink when `columns`); a script over
+    `max_bytes` (None: :func:`planner.script.max_bytes`) is an ExtractError, never compiled.
 
     Raises ExtractError (bad script) or ProvisionError/PlannerError.
     """
+    try:
+        sql_script.check_size(script, sql_script.max_bytes() if max_bytes is None else max_bytes)
+    except sql_script.ScriptTooLarge as error:
+        raise ExtractError(str(error)) from None
     jars = list(jars or [])
     for jar in jars:
         if not Path(jar).is_file():
             raise ExtractError(f"jar {jar} does not exist: pass the path of a readable jar file with --jar.")
     try:
         statements = sql_script.split(script)
+        sql_script.check_nesting(statements)
     except sql_script.ScriptError as error:
         raise ExtractError(f"the script cannot be read: {error}", error.line) from None
     provisioned = planner.provisioned if planner else ensure(flink_version)
@@ -277,7 +292,11 @@ def _table_lineage(use: TableUse, tables: dict, identity: IdentityConfig | None,
     )
 
 
-_OPTION_PAIR = re.compile(r"'((?:[^']|'')*)'\s*=\s*'((?:[^']|'')*)'")
+#: A key of at most 256 characters, a value as a run of plain characters between its '' escapes
+#: ("unrolled"): the alternation `(?:[^']|'')*` kept a backtracking frame per character, ~190
+#: bytes per byte of a long literal (a 24 MB literal took the compile service past 3 GB), and an
+#: unbounded key was read to the end of a long literal from each of its '' escapes (quadratic).
+_OPTION_PAIR = re.compile(r"'((?:[^']|''){0,256})'\s*=\s*'([^']*(?:''[^']*)*)'")
 
 
 def script_options(script: str) -> dict[str, str]:
@@ -290,6 +309,7 @@ def script_options(script: str) -> dict[str, str]:
     return found
 
 
+_OUT_OF_MEMORY = re.compile(r"OutOfMemoryError|Java heap space|GC overhead limit exceeded")
 _MISSING_CLASS = re.compile(r"(?:ClassNotFoundException|NoClassDefFoundError)[:\s]+([\w.$/]+)")
 _MISSING_FACTORY = re.compile(r"Could not find any factory for identifier '([^']+)' that implements '([\w.]+)'")
 
@@ -329,6 +349,11 @@ def _compile_error(error: dict, sent: list[sql_script.Statement], secrets: dict[
     elif factory:
         kind = factory.group(2).rsplit(".", 1)[-1].replace("Factory", "").lower() or "factory"
         advice = f" No {kind} '{factory.group(1)}' is available: pass the jar that provides it with --jar."
+    elif _OUT_OF_MEMORY.search(reason):
+        from planlineage.planner.compiler import HEAP_ENV, heap
+
+        reason = f"it needs more memory than the planner's heap of {heap()} (Java: {reason})"
+        advice = f" Make the statement smaller (a huge literal?) or raise {HEAP_ENV}."
     if error.get("jar"):
         return ExtractError(f"jar {error['jar']} cannot be added: {reason}")
     index = error.get("statement")

@@ -8,6 +8,8 @@ sends them from several threads to a JVM that compiles as many at once.
 from __future__ import annotations
 
 import json
+import os
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -21,6 +23,17 @@ __all__ = ["Planner", "PlannerError", "PlannerTimeout"]
 #: small machines, and a deep stack lets Calcite plan wide joins.
 JAVA_OPTIONS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss16m", "-XX:-UsePerfData"]
 START_TIMEOUT = 60.0
+#: The planner JVM's heap cap (its -Xmx): without one a JVM may take a quarter of the machine's
+#: memory, and a job with a huge literal drove one past 1 GB while other jobs waited. A job that
+#: needs more fails alone with an error that says so (OutOfMemoryError is answered, not fatal).
+HEAP_ENV = "PLANLINEAGE_PLANNER_HEAP"
+DEFAULT_HEAP = "1g"
+
+
+def heap() -> str:
+    """The heap cap from ``PLANLINEAGE_PLANNER_HEAP`` (``512m``, ``2g``; anything else: 1g)."""
+    value = os.environ.get(HEAP_ENV, "").strip()
+    return value if re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value) else DEFAULT_HEAP
 
 
 class Planner(LineChild):
@@ -48,7 +61,7 @@ class Planner(LineChild):
             command.append("--prepare-next")
         if threads > 1:
             command += ["--threads", str(threads)]
-        options = list(JAVA_OPTIONS)
+        options = [*JAVA_OPTIONS, f"-Xmx{heap()}"]
         if provisioned.class_archive.exists():
             # Class-data sharing archive made at provisioning: about 1 s off every JVM start.
             options.append(f"-XX:SharedArchiveFile={provisioned.class_archive}")

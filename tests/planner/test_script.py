@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from planlineage.planner.script import Kind, ScriptError, runtime_mode, split
@@ -133,3 +135,46 @@ def test_runtime_mode_is_the_last_set():
     )
     assert runtime_mode(split("SET 'execution.runtime-mode' = 'batch'; RESET 'execution.runtime-mode';")) == "streaming"
     assert runtime_mode(split("INSERT INTO t SELECT 1;")) == "streaming"
+
+
+def _statements(count: int) -> str:
+    parts = ["CREATE TABLE src (a INT, b STRING) WITH ('connector' = 'datagen');\n"]
+    for i in range(count):
+        parts.append(f"-- statement {i}\nINSERT INTO snk_{i} /* sink */ SELECT a, 'v;{i}' FROM src WHERE b <> 'x';\n")
+    return "".join(parts)
+
+
+def _best_time(run, times: int = 3) -> float:
+    best = float("inf")
+    for _ in range(times):
+        began = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("make", "small", "large", "last"),
+    [
+        # statements (each one's line was counted from the script's start): 20,001 of them, the
+        # last on line 40,001
+        (_statements, 2_000, 20_000, (20_001, 40_001)),
+        # one statement set of 5,000 INSERTs (the whole set was joined again at each of its ';')
+        (
+            lambda n: "EXECUTE STATEMENT SET BEGIN\n" + "INSERT INTO s SELECT a FROM t;\n" * n + "END;\n",
+            500,
+            5_000,
+            (1, 1),
+        ),
+    ],
+    ids=["statements", "statement-set"],
+)
+def test_splitting_is_linear_in_the_script(make, small, large, last):
+    """Ten times the script takes about ten times as long (it took 45-100 times: 20,000 statements
+    16 s), measured against the same machine's small script so that a busy machine is no failure."""
+    small_script, large_script = make(small), make(large)
+    statements = split(large_script)
+    assert (len(statements), statements[-1].line) == last
+    took_small = _best_time(lambda: split(small_script))
+    took_large = _best_time(lambda: split(large_script), 2)
+    assert took_large < 30 * took_small + 0.2, (took_small, took_large)
