@@ -11,11 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from planlineage.emitter.store import Store
 from planlineage.errors import EXIT_INPUT
 from planlineage.lifecycle import compile_service, runner
 from planlineage.pipeline import _compile_error
 from planlineage.planner.script import split
+from planlineage.store.sqlite import Store
 
 SECRET = "s3cr3t-test-only"
 DDL = f"CREATE TABLE src (a INT) WITH ('connector' = 'jdbc', 'password' = '{SECRET}');\n"
