@@ -91,12 +91,25 @@ def _fail_open(fn):
 def cmd_submit(args) -> None:
     if not args.lineage_enable:
         return
+    from planlineage.emitter.store import StoreError
+    from planlineage.lifecycle import spool
     from planlineage.settings import Settings
     from planlineage.store import open_store
 
     store = open_store()
     settings = Settings(store)
-    if not settings.configured():
+    try:
+        configured = settings.configured()
+    except StoreError as away:
+        # The shared store cannot be reached (a restart, a failover): a node that has seen lineage
+        # on keeps the submission in its spool (runner.submit_job), recorded once the store is back.
+        if not store.shared or not spool.was_configured(store):
+            raise
+        configured, outage = True, away
+    else:
+        outage = None
+        spool.remember_configured(store, configured)
+    if not configured:
         return
     from planlineage.lifecycle import runner
 
@@ -126,6 +139,7 @@ def cmd_submit(args) -> None:
         error=error,
         engine=args.engine,  # Spark SQL (issue 14): extracted with planlineage.spark
         spark_version=args.spark_version,
+        store_away=outage,
     )
     if run_id is not None and error:
         warn(f"no lineage for application {args.app_id}: {error}")
@@ -163,7 +177,12 @@ def _configured_store(bound: float | None = None):
     store = open_store(wait=None if bound is None else max(0.5, min(5.0, time_left(bound))))
     if not store.exists():
         return store, False
-    return store, Settings(store).configured()
+    configured = Settings(store).configured()
+    if store.shared:
+        from planlineage.lifecycle import spool
+
+        spool.remember_configured(store, configured)  # a submission while the store is away is kept
+    return store, configured
 
 
 def _recovered_store(bound: float):
@@ -194,8 +213,8 @@ def cmd_state(args) -> None:
         # The shared store is unreachable (restart, network): record_state keeps the report in this
         # node's spool; the next state/flush here (or its compile service) records it with its
         # original time. Nothing is lost, nothing waits.
-        runs.record_state(store, args.app_id, args.state, args.error)
-        warn(f"lineage state of {args.app_id} kept on this node until the store is back ({error})")
+        if runs.record_state(store, args.app_id, args.state, args.error) != runs.DROPPED:
+            warn(f"lineage state of {args.app_id} kept on this node until the store is back ({error})")
         return
     if store is None:
         return

@@ -73,9 +73,11 @@ def default_planners() -> int:
 
 
 def max_planners(settings) -> int:
+    from planlineage.emitter.store import StoreError
+
     try:
         value = int(float(settings.get("lineage.compile-planners") or 0))
-    except ValueError:
+    except (ValueError, StoreError):  # the shared store is away: the service still replays the spool
         value = 0
     return value if value > 0 else default_planners()
 
@@ -130,6 +132,7 @@ class Service:
         self.stopping = threading.Event()
         self.busy_delivering = False
         self.unavailable_at = -OUTAGE_PAUSE_SECONDS
+        self.spool_retry_at = 0.0
         self.shared = bool(getattr(store, "shared", False))  # compile jobs are rows of the shared store
         if self.shared:
             from planlineage.lifecycle import compile_jobs
@@ -283,12 +286,14 @@ class Service:
         from planlineage.emitter.store import StoreError
         from planlineage.lifecycle import runs
 
+        if time.monotonic() < self.spool_retry_at:
+            return
         try:
             if spool.waiting(self.store) and runs.replay_spooled(self.store):
                 self.deliver_wanted.set()
                 self.last_work = time.monotonic()
         except (OSError, StoreError):
-            pass  # still busy: next round
+            self.spool_retry_at = time.monotonic() + 1.0  # still busy or away: again in a second
 
     def serve(self, nice: int) -> None:
         from concurrent.futures import ThreadPoolExecutor  # here: submit imports this module too

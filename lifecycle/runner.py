@@ -124,33 +124,76 @@ def submit_job(
     error: str | None = None,
     engine: str = "flink",
     spark_version: str | None = None,
+    store_away: Exception | None = None,
 ) -> str | None:
     """Record a new run of ``app_id`` (ending an open previous run with ABORT) and queue its
     compile; the new run id, or None when lineage is not configured or nothing could be recorded.
 
     Costs one SQLite transaction, one small file and, when no compile service runs, one ``fork``:
     the compile and the delivery happen in the service.  Never raises for a lineage problem.
-    """
-    from planlineage.lifecycle import runs
 
-    run_id = runs.record_pending_submission(store, app_id, job_name, None, settings)
-    if run_id is None:
-        return None
-    start(
-        store,
-        {
-            "app_id": app_id,
-            "run_id": run_id,
-            "job_name": job_name,
-            "flink_version": flink_version,
-            "jars": list(jars or []),
-            "sql": sql,
-            "error": error,
-            "engine": engine,
-            "spark_version": spark_version,
-        },
-    )
-    return run_id
+    With a shared store that cannot be reached (a restart, a failover) the submission is kept in
+    this node's spool (:mod:`.spool`) with its run id and time, and recorded by the next command
+    (or the compile service) that reaches the store; ``store_away``: the caller found it
+    unreachable already (its error).  A compile that cannot be queued (its job
+    file cannot be written) ends the run at once: dropped, said in the log and by :func:`submit_job`'s
+    caller, so the application's run is never left compiling for ever.
+    """
+    from planlineage.emitter.runs import new_run_id
+    from planlineage.emitter.store import StoreError
+    from planlineage.lifecycle import runs, spool
+
+    job = {
+        "app_id": app_id,
+        "run_id": new_run_id(),  # chosen here: a submission kept in the spool keeps it
+        "job_name": job_name,
+        "flink_version": flink_version,
+        "jars": list(jars or []),
+        "sql": sql,
+        "error": error,
+        "engine": engine,
+        "spark_version": spark_version,
+    }
+    shared = getattr(store, "shared", False)
+    when = runs.utc_now()
+    try:
+        if store_away is not None:
+            raise store_away
+        if spool.waiting(store):
+            runs.replay_spooled(store)  # what the store missed goes first (order per application)
+        if runs.submit_pending(store, app_id, job_name, settings, job["run_id"], when) is None:
+            return None
+        start(store, job)
+    except StoreError as away:
+        if not shared:
+            raise
+        spool_submission(store, job, when)
+        log.warning(
+            "planlineage: lineage submission of %s kept on this node until the store is back (%s)", app_id, away
+        )
+        return job["run_id"]
+    except OSError as problem:  # the job file: a full disk, a read-only home
+        runs.abandon_lineage(
+            store,
+            app_id,
+            job["run_id"],
+            f"the compile could not be queued ({problem.strerror or type(problem).__name__} on "
+            f"{getattr(problem, 'filename', None) or jobs_dir(store)}): nothing is reported for this run",
+        )
+        raise QueueFailed(f"the compile of {app_id} could not be queued: {problem.strerror or problem}") from None
+    return job["run_id"]
+
+
+class QueueFailed(OSError):
+    """The compile of a recorded run could not be queued: the run was ended (dropped)."""
+
+
+def spool_submission(store: Store, job: dict[str, Any], when: str) -> None:
+    """Keep a submission the shared store could not take, for the next command that reaches it."""
+    from planlineage.lifecycle import service_start, spool
+
+    spool.put_submission(store, job, when)
+    service_start.ensure_running(store)  # it records the spool as soon as the store is back
 
 
 # -- one compile --------------------------------------------------------------------------------

@@ -185,12 +185,14 @@ def _submit(
     sql: str | None,
     settings: Settings,
     run_id: str | None,
+    when: str | None = None,
+    replay: bool = False,
 ) -> str | None:
     if not settings.configured():
         return None  # nothing until configured: no event, no file, no database
     namespace = settings.job_namespace()
     run_id = run_id or new_run_id()
-    now = utc_now()
+    now = when or utc_now()
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True) if lineage else None
 
     built: list[tuple[str, str, str]] = []
@@ -204,6 +206,10 @@ def _submit(
             "SELECT run_id, job_name, namespace, lineage, sql, last_event, pending, created FROM runs WHERE app_id = ?",
             (app_id,),
         ).fetchone()
+        if replay and previous is not None and (previous["run_id"] == run_id or previous["created"] > now):
+            # A spooled submission: recorded already by another replay, or a later submission of
+            # the application replaced it meanwhile (as a pending run it would be, unreported).
+            return run_id if previous["run_id"] == run_id else None
         still_open = previous is not None and previous["last_event"] not in TERMINAL_EVENT_TYPES
         if previous is not None and previous["lineage"] and (still_open or previous["pending"] != "[]"):
             # The platform replaced the run: its recorded transitions, then ABORT if it was still
@@ -275,6 +281,14 @@ def record_pending_submission(
     :func:`abandon_lineage`) with the returned run id.  Nothing is sent until lineage arrives.
     """
     return _submit(store, app_id, job_name, None, sql, settings, run_id)
+
+
+def submit_pending(
+    store: Store, app_id: str, job_name: str, settings: Settings, run_id: str, when: str | None = None
+) -> str | None:
+    """:func:`record_pending_submission` for a caller that handles a :class:`StoreError` itself
+    (``submit`` spools the submission when the shared store cannot be reached)."""
+    return _submit(store, app_id, job_name, None, None, settings, run_id, when)
 
 
 @fail_open("closing of replaced runs", fallback=0)
@@ -414,8 +428,16 @@ def record_state(
         # A busy SQLite file, or a shared store that cannot be reached (restart, network): spool.
         if not getattr(store, "shared", False) and "locked" not in str(problem) and "busy" not in str(problem):
             raise
-        spool.put(store, app_id, platform_state, _scrub(error) if error else None, when)
+        try:
+            spool.put(store, app_id, platform_state, _scrub(error) if error else None, when)
+        except spool.SpoolFull as full:
+            log.warning("planlineage: %s", full)
+            return DROPPED
         return event_for_state(platform_state)
+
+
+#: What :func:`record_state` answers for a report the full spool could not keep (said on stderr).
+DROPPED = "dropped"
 
 
 SPOOL = spool.FOLDER
@@ -428,8 +450,27 @@ def _scrub(text: str) -> str:
 
 
 def replay_spooled(store: Store) -> int:
-    """Record spooled state reports oldest first (see :mod:`.spool`); how many."""
-    return spool.replay(store, _record_state)
+    """Record spooled submissions and state reports oldest first (see :mod:`.spool`); how many."""
+    return spool.replay(store, _record_state, _replay_submission)
+
+
+def _replay_submission(store: Store, job: dict[str, Any], when: str) -> None:
+    """Record a submission the shared store could not take (with its run id and time) and queue
+    its compile; recording it twice records it once (raises :class:`StoreError`: it stays)."""
+    from planlineage.lifecycle import runner
+    from planlineage.settings import Settings
+
+    settings = Settings(store)
+    recorded = _submit(store, job["app_id"], job["job_name"], None, None, settings, job["run_id"], when, replay=True)
+    if recorded is None:
+        return  # lineage is off now, or a later submission replaced it
+    waiting = store.read(
+        lambda c: c.execute(
+            "SELECT 1 FROM runs WHERE app_id = ? AND run_id = ? AND lineage IS NULL", (job["app_id"], job["run_id"])
+        ).fetchone()
+    )
+    if waiting is not None:  # not compiled yet (queuing its compile again is harmless)
+        runner.start(store, job)
 
 
 def _record_state(store: Store, app_id: str, platform_state: str, error: str | None, when: str) -> str | None:
