@@ -313,3 +313,51 @@ def test_a_version_1_store_is_migrated_in_place_keeping_its_rows(pg_url, private
         "COMPLETE",
     ]
     assert status.collect(store)["outbox"] == {"pending": 2, "parked": 1, "parked access": 1}
+
+
+def _kafka_to_jdbc():
+    from planlineage.document import JobLineage, SinkLineage, TableLineage
+    from planlineage.registry import resolve
+
+    def table(name: str, options: dict) -> TableLineage:
+        return TableLineage(table=name, connector=options["connector"], datasets=resolve(options, table=name).datasets)
+
+    orders = table(
+        "default_catalog.default_database.orders",
+        {"connector": "kafka", "topic": "orders", "properties.bootstrap.servers": "kafka-1.prod:9092"},
+    )
+    sink = table(
+        "default_catalog.default_database.summary",
+        {"connector": "jdbc", "url": "jdbc:postgresql://warehouse.prod:5432/analytics", "table-name": "summary"},
+    )
+    return JobLineage(
+        flink_version="1.20.5",
+        sinks=[SinkLineage(table=sink.table, connector="jdbc", datasets=sink.datasets, inputs=[orders])],
+    )
+
+
+def test_doctor_and_graph_read_the_runs_of_the_shared_store(pg_url, private_home, monkeypatch, capsys, tmp_path):
+    from planlineage.cli.main import main
+    from planlineage.lifecycle import runs
+
+    monkeypatch.setenv("PLANLINEAGE_STORE", pg_url)
+    store = open_store()
+    settings = Settings(store)
+    settings.set("lineage.transport", "file")
+    settings.set("lineage.file", str(tmp_path / "events.jsonl"))
+    assert runs.record_submission(store, "app-1", "orders-summary", _kafka_to_jdbc(), None, settings)
+    runs.record_state(store, "app-1", "RUNNING")
+    capsys.readouterr()
+
+    assert main(["doctor", "--state"]) == 0
+    out = capsys.readouterr().out
+    assert "PostgreSQL postgresql://postgres:***@" in out and "1 recorded run(s)" in out, out
+    assert "2 dataset(s)" in out and PASSWORD not in out
+    assert main(["graph", "--state", "--format", "dot"]) == 0
+    dot = capsys.readouterr().out
+    assert "orders-summary" in dot and "summary" in dot and PASSWORD not in dot
+
+    monkeypatch.setenv("PLANLINEAGE_STORE", f"postgresql://u:{PASSWORD}@127.0.0.1:1/nowhere")
+    assert main(["doctor", "--state"]) == 2  # unreachable: said, not "nothing to fix"
+    err = capsys.readouterr().err
+    assert "cannot connect" in err and "lineage.store" in err and PASSWORD not in err
