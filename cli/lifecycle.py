@@ -246,11 +246,32 @@ def cmd_flush(args) -> None:
         return
     report = delivery.flush(store, Settings(store), deadline_seconds=max(0.05, time_left(args.timeout)))
     _hand_over(store, report)
+    note = _compiling_note(store)
     if report is not None and args.verbose:
         print(
             f"delivered {report.delivered}, parked {report.parked_total}, pending {report.remaining}", file=sys.stderr
         )
-        _print_outbox(store, None, sys.stderr)
+        if _print_outbox(store, None, sys.stderr) == 0:
+            print(_nothing_waiting(note), file=sys.stderr)
+    elif note:
+        print(f"planlineage: {note}", file=sys.stderr)
+
+
+def _compiling_note(store) -> str | None:
+    """What a command that finds no event says about runs whose events are still to come."""
+    from planlineage.lifecycle import runs
+
+    count = runs.count_compiling(store)
+    if not count:
+        return None
+    return (
+        f"{count} run(s) still compiling: their lineage events follow once the compile is done "
+        "(the compile service delivers them; planlineage store status shows them as COMPILING)"
+    )
+
+
+def _nothing_waiting(note: str | None) -> str:
+    return "no lineage events are waiting" + (f"; {note}" if note else "")
 
 
 def _print_outbox(store, run_id: str | None, out) -> int:
@@ -281,7 +302,7 @@ def cmd_outbox(args) -> None:
 
     if args.outbox_command == "list":
         if _print_outbox(store, args.run_id, sys.stdout) == 0:
-            print("no lineage events are waiting", file=sys.stderr)
+            print(_nothing_waiting(None if args.run_id else _compiling_note(store)), file=sys.stderr)
         return
     count = outbox.retry(store, args.run_id)
     print(f"{count} lineage event(s) put back in line", file=sys.stderr)

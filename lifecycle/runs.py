@@ -503,6 +503,14 @@ def _record_state(store: Store, app_id: str, platform_state: str, error: str | N
     return store.write(report)
 
 
+@fail_open("count of compiling runs", fallback=0)
+def count_compiling(store: Store) -> int:
+    """Runs whose lineage is still being computed: their events are not in the outbox yet."""
+    if not store.exists():
+        return 0
+    return store.read(lambda c: c.execute("SELECT COUNT(*) FROM runs WHERE lineage IS NULL").fetchone()[0], 0)
+
+
 @fail_open("lineage events of recorded states", fallback=0)
 def materialize(store: Store) -> int:
     """Queue the events of the transitions recorded for runs whose lineage is known, in the order

@@ -415,3 +415,22 @@ def test_a_run_the_server_refuses_waits_alone_and_outbox_retry_sends_it(cli, sql
         assert "1 lineage event(s) put back in line" in retried.stderr.decode()
         assert srv.events[-1]["eventType"] == "RUNNING" and srv.events[-1]["run"]["runId"] == run
         assert cli("outbox", "list").stderr.decode().strip() == "no lineage events are waiting"
+
+
+def test_flush_and_outbox_list_say_that_runs_are_still_compiling(cli, server, sql_file):
+    configure(cli, server)
+    cli.planner.hold()  # the compile does not end until released
+    submit(cli, sql_file)
+    wait_for(cli.planner.compiling, what="the compile under way")
+    flushed = cli("flush")
+    assert flushed.returncode == 0
+    assert "1 run(s) still compiling: their lineage events follow" in flushed.stderr.decode()
+    listed = cli("outbox", "list").stderr.decode()
+    assert listed.startswith("no lineage events are waiting; 1 run(s) still compiling"), listed
+    verbose = cli("flush", "--verbose").stderr.decode()
+    assert "no lineage events are waiting; 1 run(s) still compiling" in verbose
+    cli.planner.release()
+    wait_for(lambda: server.events, what="START once the compile is done")
+    cli.wait_workers(60)
+    assert cli("outbox", "list").stderr.decode().strip() == "no lineage events are waiting"
+    assert cli("flush").stderr.decode() == ""
