@@ -3,6 +3,7 @@ across concurrent flushers, compile-job leases, leadership."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
@@ -361,3 +362,38 @@ def test_doctor_and_graph_read_the_runs_of_the_shared_store(pg_url, private_home
     assert main(["doctor", "--state"]) == 2  # unreachable: said, not "nothing to fix"
     err = capsys.readouterr().err
     assert "cannot connect" in err and "lineage.store" in err and PASSWORD not in err
+
+
+@pytest.mark.parametrize(
+    ("url", "part"),
+    [
+        (f"postgresql://u:{PASSWORD}%zz@127.0.0.1:5432/db", "password"),
+        (f"postgresql://u:{PASSWORD}%@127.0.0.1:5432/db", "password"),
+        (f"postgresql://u%g1:{PASSWORD}@127.0.0.1:5432/db", "user name"),
+        (f"postgresql://u:{PASSWORD}@127.0.0.1:5432/d%zzb", "database name"),
+    ],
+)
+def test_an_invalid_percent_escape_is_a_clear_error_naming_the_setting(url, part, private_home):
+    import subprocess
+    import sys
+
+    with pytest.raises(StoreUrlError, match=f"the {part} of the store URL holds a % that starts no %XX escape"):
+        parse(url)
+    assert parse(url.replace("%zz", "%25zz").replace("%@", "%25@").replace("%g1", "%25g1")).schema == "planlineage"
+    env = {
+        "PLANLINEAGE_HOME": str(private_home),
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    for args, extra, setting in (
+        (["state", "--app-id", "a", "--state", "RUNNING"], {"PLANLINEAGE_STORE": url}, "PLANLINEAGE_STORE"),
+        (["store", "status"], {"PLANLINEAGE_STORE": url}, "PLANLINEAGE_STORE"),
+        (["settings", "set", "lineage.store", url], {}, "lineage.store"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-P", "-m", "planlineage", *args], capture_output=True, text=True, env={**env, **extra}
+        )
+        assert "Traceback" not in result.stderr and PASSWORD not in result.stderr + result.stdout
+        assert f"{setting}: the {part} of the store URL" in result.stderr, result.stderr
+        assert "write a literal % as %25" in result.stderr
+    assert not (private_home / "spool").exists()  # a wrong URL is no outage: nothing kept for later
