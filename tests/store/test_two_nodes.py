@@ -243,3 +243,24 @@ def test_submissions_during_a_store_outage_are_kept_and_each_run_starts_exactly_
     assert Counter(server.keys().values()) == Counter({1: 7})  # every event exactly once
     status = json.loads(a.ok("store", "status", "--json").stdout)
     assert sum(status["runs"].values()) == 6 and "COMPILING" not in status["runs"]
+
+
+def test_a_wrong_store_password_fills_the_spool_only_up_to_its_cap_and_says_what_it_drops(tmp_path, pg_url):
+    wrong = pg_url.replace(PASSWORD, "FAKE-wrong-password")
+    node = Node(tmp_path, "node-w", wrong, PLANLINEAGE_SPOOL_MAX="3")
+    for i in range(5):
+        result = node.state(f"app-{i}", "RUNNING")
+        said = result.stderr.decode()
+        assert b"FAKE-wrong-password" not in result.stderr
+        if i < 3:
+            assert "kept on this node until the store is back" in said and "password authentication failed" in said
+        else:
+            assert "kept on this node" not in said
+            assert f"the state report RUNNING of app-{i} was dropped, {i - 2} dropped in all" in said, said
+            assert "spool of this node is full (3 reports kept, the oldest first" in said
+            assert "fix lineage.store (address, password) and run `planlineage flush`" in said
+    assert len(list((node.home / "spool").glob("*.json"))) == 3
+    node.ok("settings", "set", "lineage.address", "http://127.0.0.1:9", PLANLINEAGE_STORE=pg_url)
+    later = node.ok("flush", PLANLINEAGE_STORE=pg_url).stderr.decode()  # the password fixed
+    assert "reports of this node were dropped because its spool was full" in later  # said by every later command
+    assert not list((node.home / "spool").glob("*.json"))  # the kept reports were recorded
