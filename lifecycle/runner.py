@@ -107,8 +107,12 @@ def start(store: Store, job: dict[str, Any]) -> None:
         compile_jobs.put(store, job)
         service_start.ensure_running(store)
         return
-    folder = make_private_dir(jobs_dir(store))
-    write_job(folder / f"{job['run_id']}.json", dict(job, attempts=0, created=time.time()))
+    path = jobs_dir(store) / f"{job['run_id']}.json"
+    try:
+        make_private_dir(path.parent)
+        write_job(path, dict(job, attempts=0, created=time.time()))
+    except OSError as problem:  # a full disk, a read-only home, a file where the folder should be
+        raise QueueFailed(f"{problem.strerror or type(problem).__name__}: {path.parent}") from None
     service_start.ensure_running(store)
 
 
@@ -135,9 +139,9 @@ def submit_job(
     With a shared store that cannot be reached (a restart, a failover) the submission is kept in
     this node's spool (:mod:`.spool`) with its run id and time, and recorded by the next command
     (or the compile service) that reaches the store; ``store_away``: the caller found it
-    unreachable already (its error).  A compile that cannot be queued (its job
-    file cannot be written) ends the run at once: dropped, said in the log and by :func:`submit_job`'s
-    caller, so the application's run is never left compiling for ever.
+    unreachable already (its error).  A compile that cannot be queued (its job file cannot be
+    written) ends the run at once: it is dropped and :class:`QueueFailed` says why and what to do,
+    so that the application's run is never left compiling for ever.
     """
     from planlineage.emitter.runs import new_run_id
     from planlineage.emitter.store import StoreError
@@ -172,20 +176,19 @@ def submit_job(
             "planlineage: lineage submission of %s kept on this node until the store is back (%s)", app_id, away
         )
         return job["run_id"]
-    except OSError as problem:  # the job file: a full disk, a read-only home
-        runs.abandon_lineage(
-            store,
-            app_id,
-            job["run_id"],
-            f"the compile could not be queued ({problem.strerror or type(problem).__name__} on "
-            f"{getattr(problem, 'filename', None) or jobs_dir(store)}): nothing is reported for this run",
-        )
-        raise QueueFailed(f"the compile of {app_id} could not be queued: {problem.strerror or problem}") from None
+    except QueueFailed as problem:
+        # Never left COMPILING for ever: the run ends now, without lineage, and the caller says so.
+        runs.abandon_lineage(store, app_id, job["run_id"])
+        raise QueueFailed(
+            f"the compile of {app_id} could not be queued ({problem}): the run is dropped, nothing is sent "
+            "for it; make that folder writable (disk space, permissions): the next submission of the "
+            "application is reported"
+        ) from None
     return job["run_id"]
 
 
 class QueueFailed(OSError):
-    """The compile of a recorded run could not be queued: the run was ended (dropped)."""
+    """The compile of a recorded run could not be queued (its job file cannot be written)."""
 
 
 def spool_submission(store: Store, job: dict[str, Any], when: str) -> None:

@@ -434,3 +434,20 @@ def test_flush_and_outbox_list_say_that_runs_are_still_compiling(cli, server, sq
     cli.wait_workers(60)
     assert cli("outbox", "list").stderr.decode().strip() == "no lineage events are waiting"
     assert cli("flush").stderr.decode() == ""
+
+
+def test_a_job_file_that_cannot_be_written_ends_the_run_says_so_and_the_next_submission_is_reported(
+    cli, server, sql_file
+):
+    configure(cli, server)
+    (cli.home / "jobs").write_text("a file where the jobs folder should be")  # every job file write fails
+    result = submit(cli, sql_file)
+    said = result.stderr.decode()
+    assert "the compile of app-1 could not be queued (Not a directory" in said and "the run is dropped" in said
+    assert "Traceback" not in said
+    status = json.loads(cli("store", "status", "--json").stdout)
+    assert status["runs"] == {}  # not COMPILING for ever
+    (cli.home / "jobs").unlink()
+    submit(cli, sql_file)
+    cli.wait_workers(60)
+    assert [e["eventType"] for e in server.events] == ["START"]
