@@ -451,3 +451,28 @@ def test_a_job_file_that_cannot_be_written_ends_the_run_says_so_and_the_next_sub
     submit(cli, sql_file)
     cli.wait_workers(60)
     assert [e["eventType"] for e in server.events] == ["START"]
+
+
+def test_a_fixed_token_reaches_the_running_compile_service_and_releases_what_401_parked(cli, sql_file):
+    from gravitino_server import GravitinoTestServer
+
+    cli.env["PLANLINEAGE_COMPILE_IDLE_SECONDS"] = "60"  # the service keeps running, delivering
+    cli.env["PLANLINEAGE_WORKER_FLUSH_SECONDS"] = "20"  # in passes as long as by default
+    with GravitinoTestServer(token="FAKE-right-token") as srv:
+        configure(cli, srv)
+        assert cli("settings", "set", "lineage.token", "FAKE-wrong-token").returncode == 0
+        for i in range(3):
+            submit(cli, sql_file, f"app-{i}", f"job{i}")
+        wait_for(lambda: srv.statuses().count(401) >= 3, 60, "3 refusals")
+        for i in range(3):  # each run's RUNNING waits behind its parked START: the service keeps delivering
+            state(cli, f"app-{i}", "RUNNING", wait=False)
+        time.sleep(1)  # the service is in its delivery passes, made with the wrong token
+        assert cli.workers()
+        assert cli("settings", "set", "lineage.token", "-", input=b"FAKE-right-token\n").returncode == 0
+        wait_for(lambda: len(srv.events) == 6, 30, "the 3 runs' START and RUNNING from the running service")
+        order: dict[str, list[str]] = {}
+        for event in srv.events:
+            order.setdefault(event["job"]["name"], []).append(event["eventType"])
+        assert order == {f"job{i}": ["START", "RUNNING"] for i in range(3)}
+        assert Counter(srv.keys().values()) == Counter({1: 6})
+    assert "parked" not in cli("outbox", "list").stdout.decode()
