@@ -141,11 +141,14 @@ def replay(
         except (OSError, ValueError):
             path.unlink(missing_ok=True)
             continue
-        if report.get("kind") == "submit":
-            if submit is not None:
-                submit(store, report["job"], report["time"])
-        else:
-            record(store, report["app_id"], report["state"], report.get("error"), report["time"])
+        try:
+            if report.get("kind") == "submit":
+                if submit is not None:
+                    submit(store, report["job"], report["time"])
+            else:
+                record(store, report["app_id"], report["state"], report.get("error"), report["time"])
+        except (KeyError, TypeError, AttributeError):  # not a report this code wrote: never blocks the rest
+            log.warning("planlineage: spooled item %s is not a report planlineage can read: dropped", path.name)
         path.unlink(missing_ok=True)
         done += 1
     return done

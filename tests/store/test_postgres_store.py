@@ -397,3 +397,29 @@ def test_an_invalid_percent_escape_is_a_clear_error_naming_the_setting(url, part
         assert f"{setting}: the {part} of the store URL" in result.stderr, result.stderr
         assert "write a literal % as %25" in result.stderr
     assert not (private_home / "spool").exists()  # a wrong URL is no outage: nothing kept for later
+
+
+def test_settings_version_follows_a_setting_made_by_another_node(pg_url, private_home, tmp_path):
+    here = Settings(PostgresStore(pg_url, private_home))
+    before = here.version()
+    assert here.version() == before  # nothing changed: a delivery under way goes on
+    Settings(PostgresStore(pg_url, tmp_path / "other-node")).set("lineage.token", "FAKE-token-two")
+    changed = here.version()
+    assert changed != before and "FAKE-token-two" not in repr(changed)  # a digest, never the value
+    Settings(PostgresStore(pg_url, tmp_path / "other-node")).unset("lineage.token")
+    assert here.version() == before  # the same settings again: the same version
+
+
+def test_an_unreadable_spooled_item_is_dropped_with_a_warning_and_the_rest_replayed(pg_url, private_home, caplog):
+    from planlineage.lifecycle import runs, spool
+
+    store = PostgresStore(pg_url, private_home)
+    Settings(store).set("lineage.address", "http://127.0.0.1:9")
+    assert runs.submit_pending(store, "app-1", "etl", Settings(store), "01a234d2-0000-7000-8000-000000000001")
+    (private_home / "spool").mkdir(mode=0o700, parents=True)
+    (private_home / "spool" / "00000000000000000001-1.json").write_text('{"kind": "submit", "job": {}}')
+    spool.put(store, "app-1", "RUNNING", None, "2026-01-01T00:00:00.000Z")
+    assert runs.replay_spooled(store) == 2
+    assert "is not a report planlineage can read: dropped" in caplog.text
+    assert store.rows("SELECT last_event FROM runs") == [{"last_event": "RUNNING"}]
+    assert not spool.waiting(store)
