@@ -133,6 +133,7 @@ class Service:
         self.busy_delivering = False
         self.unavailable_at = -OUTAGE_PAUSE_SECONDS
         self.spool_retry_at = 0.0
+        self.claims_retry_at = 0.0
         self.shared = bool(getattr(store, "shared", False))  # compile jobs are rows of the shared store
         if self.shared:
             from planlineage.lifecycle import compile_jobs
@@ -312,10 +313,11 @@ class Service:
         with ThreadPoolExecutor(self.pool.size, "compile", initializer=lower_priority) as compiles:
             while not self.stopping.is_set():
                 self._replay_spool()
-                if self.shared:
+                if self.shared and time.monotonic() >= self.claims_retry_at:
                     try:
                         self._claim_shared(compiles)
-                    except Exception as error:  # fail-open: the next round tries again
+                    except Exception as error:  # fail-open: again in a second (a store away: one line a second)
+                        self.claims_retry_at = time.monotonic() + 1.0
                         log.warning("planlineage: shared compile jobs not claimed: %s", type(error).__name__)
                 for path in runner.queued_jobs(self.store):
                     with self.lock:

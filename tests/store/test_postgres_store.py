@@ -423,3 +423,25 @@ def test_an_unreadable_spooled_item_is_dropped_with_a_warning_and_the_rest_repla
     assert "is not a report planlineage can read: dropped" in caplog.text
     assert store.rows("SELECT last_event FROM runs") == [{"last_event": "RUNNING"}]
     assert not spool.waiting(store)
+
+
+def test_a_compile_service_whose_store_is_away_tries_once_a_second_and_logs_as_often(private_home, caplog):
+    import logging
+
+    from databases import free_port
+
+    from planlineage.lifecycle import compile_service, spool
+
+    store = PostgresStore(f"postgresql://u:{PASSWORD}@127.0.0.1:{free_port()}/db", private_home)
+    spool.put(store, "app-1", "RUNNING", None, "2026-01-01T00:00:00.000Z")  # waits for the store
+    service = compile_service.Service(store, 1, idle_seconds=60)
+    caplog.set_level(logging.WARNING, "planlineage.worker")
+    thread = threading.Thread(target=service.serve, args=(0,), daemon=True)
+    thread.start()
+    time.sleep(2.5)
+    service.stopping.set()
+    thread.join(10)
+    claims = [r for r in caplog.records if "shared compile jobs not claimed" in r.getMessage()]
+    assert 2 <= len(claims) <= 4, len(claims)  # not one every 0.2 s poll
+    assert spool.waiting(store)  # kept for when the store is back
+    assert PASSWORD not in caplog.text
