@@ -91,12 +91,25 @@ def _fail_open(fn):
 def cmd_submit(args) -> None:
     if not args.lineage_enable:
         return
+    from planlineage.lifecycle import spool
     from planlineage.settings import Settings
     from planlineage.store import open_store
+    from planlineage.store.sqlite import StoreError
 
     store = open_store()
     settings = Settings(store)
-    if not settings.configured():
+    try:
+        configured = settings.configured()
+    except StoreError as away:
+        # The shared store cannot be reached (a restart, a failover): a node that has seen lineage
+        # on keeps the submission in its spool (runner.submit_job), recorded once the store is back.
+        if not store.shared or not spool.was_configured(store):
+            raise
+        configured, outage = True, away
+    else:
+        outage = None
+        spool.remember_configured(store, configured)
+    if not configured:
         _say_not_configured(settings)  # and nothing else: no run, no file, no home
         return
     from planlineage.lifecycle import runner
@@ -130,6 +143,7 @@ def cmd_submit(args) -> None:
         error=error,
         engine=args.engine,  # Spark SQL (issue 14): extracted with planlineage.spark
         spark_version=args.spark_version,
+        store_away=outage,
     )
     if run_id is not None and error:
         warn(f"no lineage for application {args.app_id}: {error}")
@@ -181,7 +195,12 @@ def _configured_store(bound: float | None = None):
     store = open_store(wait=None if bound is None else max(0.5, min(5.0, time_left(bound))))
     if not store.exists():
         return store, False
-    return store, Settings(store).configured()
+    configured = Settings(store).configured()
+    if store.shared:
+        from planlineage.lifecycle import spool
+
+        spool.remember_configured(store, configured)  # a submission while the store is away is kept
+    return store, configured
 
 
 def _recovered_store(bound: float):
@@ -212,8 +231,8 @@ def cmd_state(args) -> None:
         # The shared store is unreachable (restart, network): record_state keeps the report in this
         # node's spool; the next state/flush here (or its compile service) records it with its
         # original time. Nothing is lost, nothing waits.
-        runs.record_state(store, args.app_id, args.state, args.error)
-        warn(f"lineage state of {args.app_id} kept on this node until the store is back ({error})")
+        if runs.record_state(store, args.app_id, args.state, args.error) != runs.DROPPED:
+            warn(f"lineage state of {args.app_id} kept on this node until the store is back ({error})")
         return
     if store is None:
         return
@@ -245,11 +264,32 @@ def cmd_flush(args) -> None:
         return
     report = delivery.flush(store, Settings(store), deadline_seconds=max(0.05, time_left(args.timeout)))
     _hand_over(store, report)
+    note = _compiling_note(store)
     if report is not None and args.verbose:
         print(
             f"delivered {report.delivered}, parked {report.parked_total}, pending {report.remaining}", file=sys.stderr
         )
-        _print_outbox(store, None, sys.stderr)
+        if _print_outbox(store, None, sys.stderr) == 0:
+            print(_nothing_waiting(note), file=sys.stderr)
+    elif note:
+        print(f"planlineage: {note}", file=sys.stderr)
+
+
+def _compiling_note(store) -> str | None:
+    """What a command that finds no event says about runs whose events are still to come."""
+    from planlineage.lifecycle import runs
+
+    count = runs.count_compiling(store)
+    if not count:
+        return None
+    return (
+        f"{count} run(s) still compiling: their lineage events follow once the compile is done "
+        "(the compile service delivers them; planlineage store status shows them as COMPILING)"
+    )
+
+
+def _nothing_waiting(note: str | None) -> str:
+    return "no lineage events are waiting" + (f"; {note}" if note else "")
 
 
 def _print_outbox(store, run_id: str | None, out) -> int:
@@ -280,7 +320,7 @@ def cmd_outbox(args) -> None:
 
     if args.outbox_command == "list":
         if _print_outbox(store, args.run_id, sys.stdout) == 0:
-            print("no lineage events are waiting", file=sys.stderr)
+            print(_nothing_waiting(None if args.run_id else _compiling_note(store)), file=sys.stderr)
         return
     count = outbox.retry(store, args.run_id)
     print(f"{count} lineage event(s) put back in line", file=sys.stderr)

@@ -312,6 +312,11 @@ def read_state(store_path: Path | None = None) -> StateRuns:
     """The runs recorded in the lifecycle store, as the events planlineage reports for them."""
     from planlineage.store.sqlite import DB_NAME, home_dir
 
+    if store_path is None:
+        from planlineage.store import store_url
+
+        if store_url()[0]:  # the node uses a shared PostgreSQL store: its runs are there
+            return _read_shared_state()
     path = store_path or home_dir() / DB_NAME
     result = StateRuns(str(path))
     if not path.is_file():
@@ -342,6 +347,31 @@ def read_state(store_path: Path | None = None) -> StateRuns:
             stored = Settings(Store(path)).stored()
         except Exception:
             stored = {}
+    return _fill(result, rows, stored)
+
+
+def _read_shared_state() -> StateRuns:
+    """The runs of the node's shared store (reads only: a store not migrated yet has none)."""
+    from planlineage.settings import Settings
+    from planlineage.store import open_store
+    from planlineage.store.sqlite import StoreError
+
+    try:
+        store = open_store()
+        result = StateRuns(store.describe())  # the URL with its password masked
+        rows = store.read(lambda c: [dict(r) for r in c.execute("SELECT * FROM runs ORDER BY created")], default=[])
+        stored = Settings(store).stored()
+    except StoreError as error:
+        raise UnreadableInput(
+            f"{error}; the doctor reads the state store named by lineage.store (or PLANLINEAGE_STORE): "
+            "check that it is reachable, or leave --state out"
+        ) from None
+    return _fill(result, rows, stored)
+
+
+def _fill(result: StateRuns, rows: list[dict[str, Any]], stored: dict[str, str]) -> StateRuns:
+    from planlineage.settings import Settings
+
     result.rules = Settings(store=None, environ=None).source("lineage.rules", _stored=stored)[0]
     result.runs = len(rows)
     for row in rows:

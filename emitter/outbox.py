@@ -42,7 +42,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +101,7 @@ class FlushReport:
     parked_total: int = 0  # parked after the pass
     stopped: str | None = None  # why the server could not be reached, when it ended the pass
     timed_out: bool = False
+    stale: bool = False  # the settings changed under the pass: deliver again with a new transport
 
     @property
     def ok(self) -> bool:
@@ -293,9 +294,15 @@ def deliver_pending(
     *,
     batch: int = DEFAULT_BATCH,
     policy: RetryPolicy | None = None,
+    stale: Callable[..., bool] | None = None,
 ) -> FlushReport:
     """One pass: send every due event (oldest first, in order per run) until none is left, the
     server is unavailable, or the deadline.
+
+    ``stale(now_or_never)`` answers whether the settings changed since ``transport`` was made
+    (``True``: check now, not from a cache): then an event
+    refused for access (401/403…) is not parked (the new address or token may be accepted) and the
+    pass ends with :attr:`FlushReport.stale`, for the caller to make a new transport.
 
     Never sends once ``deadline_seconds`` have passed; each request's timeout is cut to the time
     left.  Without a store, nothing happens (and nothing is created).
@@ -309,7 +316,7 @@ def deliver_pending(
     lease = deadline_seconds + LEASE_MARGIN_SECONDS
     held_back: set[str] = set()  # runs with a failed row in this pass: their later rows wait
     try:
-        while report.stopped is None and not report.timed_out:
+        while report.stopped is None and not report.timed_out and not report.stale:
             if time.monotonic() - started >= deadline_seconds:
                 report.timed_out = True
                 break
@@ -326,6 +333,11 @@ def deliver_pending(
                 outcome = transport.send(row["payload"], timeout=left)
                 verdict = _verdict(outcome)
                 reason = getattr(outcome, "reason", "")
+                if verdict == "park-access" and stale is not None and stale(True):
+                    # sent with settings changed meanwhile (a fixed token): due again, with the new ones
+                    _settle(store, worker, row, "unavailable", reason, policy)
+                    report.stale = True
+                    break
                 applied = _settle(store, worker, row, verdict, reason, policy)
                 if applied == "delivered":
                     report.delivered += 1
@@ -354,10 +366,16 @@ def deliver_pending(
 
 
 def deliver_until(
-    store: Store, transport: Transport, budget: float, *, policy: RetryPolicy | None = None
+    store: Store,
+    transport: Transport,
+    budget: float,
+    *,
+    policy: RetryPolicy | None = None,
+    stale: Callable[..., bool] | None = None,
 ) -> FlushReport | None:
     """Passes until nothing is pending or ``budget`` seconds have passed, waiting between them
     for the next event's backoff or, while the server is unavailable, 0.5 s doubling to 4 s.
+    Ends early (``report.stale``) once ``stale()`` says the settings changed (see :func:`deliver_pending`).
 
     The last pass's report, or None when nothing was pending.
     """
@@ -365,8 +383,11 @@ def deliver_until(
     pause = 0.5
     report = None
     while time.monotonic() < end:
-        report = deliver_pending(store, transport, end - time.monotonic(), policy=policy)
-        if report.remaining == 0 or report.timed_out:
+        report = deliver_pending(store, transport, end - time.monotonic(), policy=policy, stale=stale)
+        if report.remaining == 0 or report.timed_out or report.stale:
+            break
+        if stale is not None and stale():
+            report.stale = True
             break
         if report.stopped:
             wait = pause

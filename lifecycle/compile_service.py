@@ -53,7 +53,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from planlineage.lifecycle import runner, service_start, spool
+from planlineage.lifecycle import job_files, runner, service_start, spool
 from planlineage.lifecycle.planner_pool import PlannerPool
 from planlineage.store.sqlite import Store
 
@@ -81,9 +81,11 @@ def default_planners() -> int:
 
 
 def max_planners(settings) -> int:
+    from planlineage.store.sqlite import StoreError
+
     try:
         value = int(float(settings.get("lineage.compile-planners") or 0))
-    except ValueError:
+    except (ValueError, StoreError):  # the shared store is away: the service still replays the spool
         value = 0
     return value if value > 0 else default_planners()
 
@@ -147,6 +149,8 @@ class Service:
         self.stopping = threading.Event()
         self.busy_delivering = False
         self.unavailable_at = -OUTAGE_PAUSE_SECONDS
+        self.spool_retry_at = 0.0
+        self.claims_retry_at = 0.0
         self.shared = bool(getattr(store, "shared", False))  # compile jobs are rows of the shared store
         if self.shared:
             from planlineage.lifecycle import compile_jobs
@@ -171,9 +175,9 @@ class Service:
                 pass
 
     def _take(self, path: Path) -> dict[str, Any] | None:
-        job = runner.read_job(path)
+        job = job_files.read_job(path)
         if job is None:
-            runner.remove_job(path)
+            job_files.remove_job(path)
             return None
         attempts = int(job.get("attempts", 0)) + 1
         if attempts > runner.MAX_ATTEMPTS:
@@ -182,10 +186,10 @@ class Service:
             runs.abandon_lineage(
                 self.store, job.get("app_id", ""), job.get("run_id", ""), "the compile died twice; not reported"
             )
-            runner.remove_job(path)
+            job_files.remove_job(path)
             return None
         job["attempts"] = attempts
-        runner.write_job(path, job)  # counted before the compile: a death under it is seen
+        job_files.write_job(path, job)  # counted before the compile: a death under it is seen
         return job
 
     def _pool_for(self, job: dict[str, Any]) -> PlannerPool:
@@ -229,7 +233,7 @@ class Service:
         try:
             self._compile(job)
         finally:
-            runner.remove_job(path)
+            job_files.remove_job(path)
             self._done(path.name)
 
     def _work_waiting(self) -> bool:
@@ -329,12 +333,14 @@ class Service:
         from planlineage.lifecycle import runs
         from planlineage.store.sqlite import StoreError
 
+        if time.monotonic() < self.spool_retry_at:
+            return
         try:
             if spool.waiting(self.store) and runs.replay_spooled(self.store):
                 self.deliver_wanted.set()
                 self.last_work = time.monotonic()
         except (OSError, StoreError):
-            pass  # still busy: next round
+            self.spool_retry_at = time.monotonic() + 1.0  # still busy or away: again in a second
 
     def serve(self, nice: int) -> None:
         from concurrent.futures import ThreadPoolExecutor  # here: submit imports this module too
@@ -357,12 +363,13 @@ class Service:
             self.large_lane = large
             while not self.stopping.is_set():
                 self._replay_spool()
-                if self.shared:
+                if self.shared and time.monotonic() >= self.claims_retry_at:
                     try:
                         self._claim_shared(compiles)
-                    except Exception as error:  # fail-open: the next round tries again
+                    except Exception as error:  # fail-open: again in a second (a store away: one line a second)
+                        self.claims_retry_at = time.monotonic() + 1.0
                         log.warning("planlineage: shared compile jobs not claimed: %s", type(error).__name__)
-                for path in runner.queued_jobs(self.store):
+                for path in job_files.queued_jobs(self.store):
                     with self.lock:
                         if path.name in self.taken or not self._room_for(path):
                             continue
@@ -439,6 +446,6 @@ def main(home: str, lock_fd: int | None = None) -> int:
         except OSError:
             pass
         os.close(fd)
-    if not failed and runner.queued_jobs(store):  # a job queued while this one was stopping
+    if not failed and job_files.queued_jobs(store):  # a job queued while this one was stopping
         ensure_running(store)
     return 0

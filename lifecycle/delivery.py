@@ -33,6 +33,28 @@ def has_work(store: Store) -> bool:
     return bool(store.read(lambda c: c.execute(query).fetchone()[0], default=False))
 
 
+def _changed(settings: Settings):
+    """A check whether the stored settings changed since now: made at most twice a second, but
+    always when asked ``now_or_never`` (before an event is parked for access)."""
+    try:
+        before = settings.version()
+    except StoreError:
+        return None
+    last = [0.0, False]
+
+    def changed(now_or_never: bool = False) -> bool:
+        now = time.monotonic()
+        if not last[1] and (now_or_never or now - last[0] >= 0.5):
+            last[0] = now
+            try:
+                last[1] = settings.version() != before
+            except StoreError:
+                pass
+        return last[1]
+
+    return changed
+
+
 @fail_open("lineage delivery")
 def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.FlushReport | None:
     """Deliver with the outbox's backoff until nothing is pending or ``budget`` seconds have
@@ -41,10 +63,22 @@ def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.Flush
         return None
     close_replaced(store)
     materialize(store)
-    kind, options = settings.transport_options()
-    policy = outbox.RetryPolicy.from_values(settings.values())
-    with create_transport(kind, options) as transport:
-        report = outbox.deliver_until(store, transport, budget, policy=policy)
+    end = time.monotonic() + budget
+    while True:
+        # A setting changed while delivering (a fixed token: `settings set` requeued what 401/403
+        # parked): deliver on with the settings as they are now, never park again with the old.
+        stale = _changed(settings)
+        kind, options = settings.transport_options()
+        policy = outbox.RetryPolicy.from_values(settings.values())
+        with create_transport(kind, options) as transport:
+            report = outbox.deliver_until(
+                store, transport, max(0.0, end - time.monotonic()), policy=policy, stale=stale
+            )
+        if report is None or not report.stale or time.monotonic() >= end:
+            break
+        settings = Settings(store, settings.environ)
+        if not settings.configured():
+            return report
     if report is not None and (report.stopped or report.timed_out or report.parked or report.remaining):
         log.warning("planlineage: %s", outbox.describe(report))
     return report
@@ -68,7 +102,8 @@ def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> ou
     kind, options = settings.transport_options()
     policy = outbox.RetryPolicy.from_values(settings.values())
     with create_transport(kind, options) as transport:
-        report = outbox.deliver_pending(store, transport, max(0.0, end - time.monotonic()), policy=policy)
+        left = max(0.0, end - time.monotonic())
+        report = outbox.deliver_pending(store, transport, left, policy=policy, stale=_changed(settings))
     if report.stopped or report.timed_out or report.parked:
         log.warning("planlineage: %s", outbox.describe(report))
     return report

@@ -19,13 +19,11 @@ the one owner of the ``runs`` table.
 
 from __future__ import annotations
 
-import json
 import os
-import time
-from pathlib import Path
 from typing import Any
 
 from planlineage import lazylog
+from planlineage.lifecycle.compile_queue import QueueFailed, start
 from planlineage.store.sqlite import Store
 
 #: A job whose compile was started this many times (the service died under it) is abandoned.
@@ -53,65 +51,6 @@ def flush_budget() -> float:
     return _env_float("PLANLINEAGE_WORKER_FLUSH_SECONDS", 20.0)
 
 
-def jobs_dir(store: Store) -> Path:
-    return store.path.parent / "jobs"
-
-
-def write_job(path: Path, data: dict[str, Any]) -> None:
-    from planlineage.home import write_private
-
-    # Its temporary file never stays behind; not synced: the run's row it goes with is not either.
-    write_private(path, json.dumps(data).encode("utf-8"), durable=False)
-
-
-def read_job(path: Path) -> dict[str, Any] | None:
-    try:
-        with path.open(encoding="utf-8") as handle:
-            data = json.load(handle)
-        return data if isinstance(data, dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-def remove_job(path: Path) -> None:
-    try:
-        path.unlink()
-    except OSError:
-        pass
-
-
-def queued_jobs(store: Store) -> list[Path]:
-    """Job files waiting or being compiled, oldest first."""
-    try:
-        found = [(p.stat().st_mtime, p) for p in jobs_dir(store).glob("*.json")]
-    except OSError:
-        return []
-    return [p for _, p in sorted(found)]
-
-
-def start(store: Store, job: dict[str, Any]) -> None:
-    """Queue the compile of a recorded run: write its job file, make sure the service runs.
-
-    ``job``: ``app_id``, ``run_id`` (from :func:`runs.record_pending_submission`), ``job_name``,
-    ``flink_version`` (None: the default), ``jars`` (absolute paths), ``sql`` (raw), ``error``
-    (a reason not to compile: the run is then abandoned with it), ``engine`` (``flink`` or
-    ``spark``, with ``spark_version`` and ``spark_conf``: the conf keys that name tables).
-    """
-    from planlineage.home import make_private_dir
-    from planlineage.lifecycle import service_start
-
-    if getattr(store, "shared", False):
-        # Nodes sharing a store share its compile jobs: a row any node's service may claim.
-        from planlineage.lifecycle import compile_jobs
-
-        compile_jobs.put(store, job)
-        service_start.ensure_running(store)
-        return
-    folder = make_private_dir(jobs_dir(store))
-    write_job(folder / f"{job['run_id']}.json", dict(job, attempts=0, created=time.time()))
-    service_start.ensure_running(store)
-
-
 def submit_job(
     store: Store,
     settings,
@@ -124,33 +63,71 @@ def submit_job(
     error: str | None = None,
     engine: str = "flink",
     spark_version: str | None = None,
+    store_away: Exception | None = None,
 ) -> str | None:
     """Record a new run of ``app_id`` (ending an open previous run with ABORT) and queue its
     compile; the new run id, or None when lineage is not configured or nothing could be recorded.
 
     Costs one SQLite transaction, one small file and, when no compile service runs, one ``fork``:
     the compile and the delivery happen in the service.  Never raises for a lineage problem.
-    """
-    from planlineage.lifecycle import runs
 
-    run_id = runs.record_pending_submission(store, app_id, job_name, None, settings)
-    if run_id is None:
-        return None
-    start(
-        store,
-        {
-            "app_id": app_id,
-            "run_id": run_id,
-            "job_name": job_name,
-            "flink_version": flink_version,
-            "jars": list(jars or []),
-            "sql": sql,
-            "error": error,
-            "engine": engine,
-            "spark_version": spark_version,
-        },
-    )
-    return run_id
+    With a shared store that cannot be reached (a restart, a failover) the submission is kept in
+    this node's spool (:mod:`.spool`) with its run id and time, and recorded by the next command
+    (or the compile service) that reaches the store; ``store_away``: the caller found it
+    unreachable already (its error).  A compile that cannot be queued (its job file cannot be
+    written) ends the run at once: it is dropped and :class:`QueueFailed` says why and what to do,
+    so that the application's run is never left compiling for ever.
+    """
+    from planlineage.emitter.runs import new_run_id
+    from planlineage.lifecycle import runs, spool
+    from planlineage.store.sqlite import StoreError
+
+    job = {
+        "app_id": app_id,
+        "run_id": new_run_id(),  # chosen here: a submission kept in the spool keeps it
+        "job_name": job_name,
+        "flink_version": flink_version,
+        "jars": list(jars or []),
+        "sql": sql,
+        "error": error,
+        "engine": engine,
+        "spark_version": spark_version,
+    }
+    shared = getattr(store, "shared", False)
+    when = runs.utc_now()
+    try:
+        if store_away is not None:
+            raise store_away
+        if spool.waiting(store):
+            runs.replay_spooled(store)  # what the store missed goes first (order per application)
+        if runs.submit_pending(store, app_id, job_name, settings, job["run_id"], when) is None:
+            return None
+        start(store, job)
+    except StoreError as away:
+        if not shared:
+            raise
+        spool_submission(store, job, when)
+        log.warning(
+            "planlineage: lineage submission of %s kept on this node until the store is back (%s)", app_id, away
+        )
+        return job["run_id"]
+    except QueueFailed as problem:
+        # Never left COMPILING for ever: the run ends now, without lineage, and the caller says so.
+        runs.abandon_lineage(store, app_id, job["run_id"])
+        raise QueueFailed(
+            f"the compile of {app_id} could not be queued ({problem}): the run is dropped, nothing is sent "
+            "for it; make that folder writable (disk space, permissions): the next submission of the "
+            "application is reported"
+        ) from None
+    return job["run_id"]
+
+
+def spool_submission(store: Store, job: dict[str, Any], when: str) -> None:
+    """Keep a submission the shared store could not take, for the next command that reaches it."""
+    from planlineage.lifecycle import service_start, spool
+
+    spool.put_submission(store, job, when)
+    service_start.ensure_running(store)  # it records the spool as soon as the store is back
 
 
 # -- one compile --------------------------------------------------------------------------------

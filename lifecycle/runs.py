@@ -28,13 +28,24 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from planlineage import lazylog
 from planlineage.clock import utc_now
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES, new_run_id
 from planlineage.lifecycle import spool
 from planlineage.lifecycle.fail_open import fail_open
+from planlineage.lifecycle.run_rows import (
+    RunChanged,
+    RunRecord,
+    build_events,
+    decided_on,
+    load_event_models,
+    queue_events,
+    read_run,
+    snapshot,
+    until_unchanged,
+)
 from planlineage.store.sqlite import Store, StoreError
 
 # Recording a submission or a state report loads neither the models (pydantic, ~0.1 s) nor the
@@ -63,119 +74,9 @@ def event_for_state(platform_state: str | None) -> str | None:
     return STATE_EVENTS.get((platform_state or "").strip().upper())
 
 
-class RunRecord(NamedTuple):
-    app_id: str
-    run_id: str
-    job_name: str
-    namespace: str
-    lineage: JobLineage | None
-    sql: str | None
-    platform_state: str | None
-    last_event: str | None
-    pending: list[dict[str, Any]]
-    created: str
-    updated: str
-
-
-def _load_event_models() -> None:
-    """Imports openlineage-python and the lineage models (~0.4 s) before a write transaction.
-
-    Only paths that build events pay for them (recording a pending submission does not), and
-    never while holding the database's write lock, which other processes are waiting for.
-    """
-    import planlineage.document
-    import planlineage.emitter.events
-    import planlineage.emitter.outbox  # noqa: F401
-
-
-def _record(row: sqlite3.Row | None) -> RunRecord | None:
-    if row is None:
-        return None
-    lineage = None
-    if row["lineage"]:
-        from planlineage.document import JobLineage
-
-        lineage = JobLineage.model_validate(json.loads(row["lineage"]))
-    return RunRecord(
-        app_id=row["app_id"],
-        run_id=row["run_id"],
-        job_name=row["job_name"],
-        namespace=row["namespace"],
-        lineage=lineage,
-        sql=row["sql"],
-        platform_state=row["platform_state"],
-        last_event=row["last_event"],
-        pending=json.loads(row["pending"] or "[]"),
-        created=row["created"],
-        updated=row["updated"],
-    )
-
-
-def _get(conn: sqlite3.Connection, app_id: str) -> RunRecord | None:
-    return _record(conn.execute("SELECT * FROM runs WHERE app_id = ?", (app_id,)).fetchone())
-
-
-def _build(
-    run: RunRecord, lineage: JobLineage, event_type: str, event_time: str, error: str | None = None
-) -> list[tuple[str, str, str]]:
-    """The serialized events of one transition: ``(job name, event type, payload)``.
-
-    Built outside any write transaction: under CPU contention, serializing events while holding
-    the database's write lock would make every other process wait for it.
-    """
-    from planlineage.emitter import events as ev  # loaded by _load_event_models()
-
-    built = ev.build_events(
-        lineage,
-        job_name=run.job_name,
-        job_namespace=run.namespace,
-        run_id=run.run_id,
-        event_type=event_type,
-        sql=run.sql,
-        error=error,
-        event_time=event_time,
-    )
-    return [(e.job.name, event_type, json.dumps(ev.to_dict(e), sort_keys=True)) for e in built]
-
-
-def _insert(conn: sqlite3.Connection, run_id: str, built: list[tuple[str, str, str]]) -> int:
-    if not built:
-        return 0  # (a pending submission: the outbox is not even loaded)
-    from planlineage.emitter import outbox  # loaded by _load_event_models(), outside the write lock
-
-    return sum(outbox.enqueue_in(conn, run_id, job, event_type, payload) for job, event_type, payload in built)
-
-
-_SNAPSHOT = "SELECT run_id, lineage IS NOT NULL AS known, last_event, pending FROM runs WHERE app_id = ?"
-
-
-def _snapshot(conn: sqlite3.Connection, app_id: str) -> tuple | None:
-    """What decides a transition, compared inside the write to what it was decided on (no parsing)."""
-    row = conn.execute(_SNAPSHOT, (app_id,)).fetchone()
-    return None if row is None else tuple(row)
-
-
-def _raw(run: RunRecord) -> tuple:
-    return (run.run_id, int(run.lineage is not None), run.last_event, json.dumps(run.pending))
-
-
-class _Changed(Exception):
-    """The run changed between deciding and writing: decide again."""
-
-
-def _decided(store: Store, app_id: str, attempt) -> Any:
-    """Run ``attempt`` (read, build, write-if-unchanged) until the run did not change under it."""
-    for _ in range(5):
-        try:
-            return attempt()
-        except _Changed:
-            continue
-    return attempt()
-
-
 @fail_open("current run lookup")
 def current_run(store: Store, app_id: str) -> RunRecord | None:
-    return store.read(lambda c: _get(c, app_id))
+    return store.read(lambda c: read_run(c, app_id))
 
 
 def _submit(
@@ -186,25 +87,31 @@ def _submit(
     sql: str | None,
     settings: Settings,
     run_id: str | None,
+    when: str | None = None,
+    replay: bool = False,
 ) -> str | None:
     if not settings.configured():
         return None  # nothing until configured: no event, no file, no database
     namespace = settings.job_namespace()
     run_id = run_id or new_run_id()
-    now = utc_now()
+    now = when or utc_now()
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True) if lineage else None
 
     built: list[tuple[str, str, str]] = []
     if lineage is not None:
-        _load_event_models()
+        load_event_models()
         record = RunRecord(app_id, run_id, job_name, namespace, None, sql, None, "START", [], now, now)
-        built = _build(record, lineage, "START", now)
+        built = build_events(record, lineage, "START", now)
 
     def submit(conn: sqlite3.Connection) -> str:
         previous = conn.execute(
             "SELECT run_id, job_name, namespace, lineage, sql, last_event, pending, created FROM runs WHERE app_id = ?",
             (app_id,),
         ).fetchone()
+        if replay and previous is not None and (previous["run_id"] == run_id or previous["created"] > now):
+            # A spooled submission: recorded already by another replay, or a later submission of
+            # the application replaced it meanwhile (as a pending run it would be, unreported).
+            return run_id if previous["run_id"] == run_id else None
         still_open = previous is not None and previous["last_event"] not in TERMINAL_EVENT_TYPES
         if previous is not None and previous["lineage"] and (still_open or previous["pending"] != "[]"):
             # The platform replaced the run: its recorded transitions, then ABORT if it was still
@@ -236,7 +143,7 @@ def _submit(
             "updated = excluded.updated",
             (app_id, run_id, job_name, namespace, lineage_json, sql, now, now),
         )
-        _insert(conn, run_id, built)
+        queue_events(conn, run_id, built)
         return run_id
 
     return store.write(submit)
@@ -278,6 +185,14 @@ def record_pending_submission(
     return _submit(store, app_id, job_name, None, sql, settings, run_id)
 
 
+def submit_pending(
+    store: Store, app_id: str, job_name: str, settings: Settings, run_id: str, when: str | None = None
+) -> str | None:
+    """:func:`record_pending_submission` for a caller that handles a :class:`StoreError` itself
+    (``submit`` spools the submission when the shared store cannot be reached)."""
+    return _submit(store, app_id, job_name, None, None, settings, run_id, when)
+
+
 @fail_open("closing of replaced runs", fallback=0)
 def close_replaced(store: Store) -> int:
     """Queue the recorded transitions of every run a resubmission replaced (``closing``), then
@@ -287,7 +202,7 @@ def close_replaced(store: Store) -> int:
     waiting = store.read(lambda c: c.execute("SELECT COUNT(*) FROM closing").fetchone()[0], default=0)
     if not waiting:
         return 0
-    _load_event_models()
+    load_event_models()
     from planlineage.document import JobLineage
 
     rows = store.read(lambda c: [dict(r) for r in c.execute("SELECT * FROM closing ORDER BY closed_at")], [])
@@ -309,14 +224,14 @@ def close_replaced(store: Store) -> int:
         lineage = JobLineage.model_validate(json.loads(row["lineage"]))
         built = []
         for item in json.loads(row["pending"] or "[]"):
-            built += _build(run, lineage, item["event"], item["time"], item.get("error"))
+            built += build_events(run, lineage, item["event"], item["time"], item.get("error"))
         if row["abort"]:
-            built += _build(run, lineage, "ABORT", row["closed_at"])
+            built += build_events(run, lineage, "ABORT", row["closed_at"])
 
         def close(conn: sqlite3.Connection, run_id: str = row["run_id"], built=built) -> int:
             if not conn.execute("DELETE FROM closing WHERE run_id = ?", (run_id,)).rowcount:
                 return 0  # another process closed it
-            return int(bool(_insert(conn, run_id, built)))
+            return int(bool(queue_events(conn, run_id, built)))
 
         closed += store.write(close)
     return closed
@@ -343,20 +258,20 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
         return False
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True)
 
-    _load_event_models()
+    load_event_models()
 
     def attempt() -> bool:
-        run = store.read(lambda c: _get(c, app_id))
+        run = store.read(lambda c: read_run(c, app_id))
         if run is None or run.run_id != run_id or run.lineage is not None:
             return False
-        built = _build(run, lineage, "START", run.created)
+        built = build_events(run, lineage, "START", run.created)
         for item in run.pending:
-            built += _build(run, lineage, item["event"], item["time"], item.get("error"))
+            built += build_events(run, lineage, item["event"], item["time"], item.get("error"))
 
         def attach(conn: sqlite3.Connection) -> bool:
-            if _snapshot(conn, app_id) != _raw(run):
-                raise _Changed
-            _insert(conn, run_id, built)
+            if snapshot(conn, app_id) != decided_on(run):
+                raise RunChanged
+            queue_events(conn, run_id, built)
             conn.execute(
                 "UPDATE runs SET lineage = ?, pending = '[]', updated = ? WHERE app_id = ?",
                 (lineage_json, utc_now(), app_id),
@@ -365,7 +280,7 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
 
         return store.write(attach)
 
-    return _decided(store, app_id, attempt)
+    return until_unchanged(store, app_id, attempt)
 
 
 @fail_open("lineage of the submission", fallback=False)
@@ -378,7 +293,7 @@ def abandon_lineage(store: Store, app_id: str, run_id: str, reason: str | None =
         return False
 
     def abandon(conn: sqlite3.Connection) -> bool:
-        run = _get(conn, app_id)
+        run = read_run(conn, app_id)
         if run is None or run.run_id != run_id or run.lineage is not None:
             return False
         conn.execute("DELETE FROM runs WHERE app_id = ? AND run_id = ?", (app_id, run_id))
@@ -415,8 +330,16 @@ def record_state(
         # A busy SQLite file, or a shared store that cannot be reached (restart, network): spool.
         if not getattr(store, "shared", False) and "locked" not in str(problem) and "busy" not in str(problem):
             raise
-        spool.put(store, app_id, platform_state, _scrub(error) if error else None, when)
+        try:
+            spool.put(store, app_id, platform_state, _scrub(error) if error else None, when)
+        except spool.SpoolFull as full:
+            log.warning("planlineage: %s", full)
+            return DROPPED
         return event_for_state(platform_state)
+
+
+#: What :func:`record_state` answers for a report the full spool could not keep (said on stderr).
+DROPPED = "dropped"
 
 
 SPOOL = spool.FOLDER
@@ -429,8 +352,27 @@ def _scrub(text: str) -> str:
 
 
 def replay_spooled(store: Store) -> int:
-    """Record spooled state reports oldest first (see :mod:`.spool`); how many."""
-    return spool.replay(store, _record_state)
+    """Record spooled submissions and state reports oldest first (see :mod:`.spool`); how many."""
+    return spool.replay(store, _record_state, _replay_submission)
+
+
+def _replay_submission(store: Store, job: dict[str, Any], when: str) -> None:
+    """Record a submission the shared store could not take (with its run id and time) and queue
+    its compile; recording it twice records it once (raises :class:`StoreError`: it stays)."""
+    from planlineage.lifecycle import compile_queue
+    from planlineage.settings import Settings
+
+    settings = Settings(store)
+    recorded = _submit(store, job["app_id"], job["job_name"], None, None, settings, job["run_id"], when, replay=True)
+    if recorded is None:
+        return  # lineage is off now, or a later submission replaced it
+    waiting = store.read(
+        lambda c: c.execute(
+            "SELECT 1 FROM runs WHERE app_id = ? AND run_id = ? AND lineage IS NULL", (job["app_id"], job["run_id"])
+        ).fetchone()
+    )
+    if waiting is not None:  # not compiled yet (queuing its compile again is harmless)
+        compile_queue.start(store, job)
 
 
 def _record_state(store: Store, app_id: str, platform_state: str, error: str | None, when: str) -> str | None:
@@ -463,6 +405,14 @@ def _record_state(store: Store, app_id: str, platform_state: str, error: str | N
     return store.write(report)
 
 
+@fail_open("count of compiling runs", fallback=0)
+def count_compiling(store: Store) -> int:
+    """Runs whose lineage is still being computed: their events are not in the outbox yet."""
+    if not store.exists():
+        return 0
+    return store.read(lambda c: c.execute("SELECT COUNT(*) FROM runs WHERE lineage IS NULL").fetchone()[0], 0)
+
+
 @fail_open("lineage events of recorded states", fallback=0)
 def materialize(store: Store) -> int:
     """Queue the events of the transitions recorded for runs whose lineage is known, in the order
@@ -476,26 +426,26 @@ def materialize(store: Store) -> int:
     )
     if not apps:
         return 0
-    _load_event_models()
+    load_event_models()
     done = 0
     for app_id in apps:
 
         def attempt(app_id: str = app_id) -> int:
-            run = store.read(lambda c: _get(c, app_id))
+            run = store.read(lambda c: read_run(c, app_id))
             if run is None or run.lineage is None or not run.pending:
                 return 0
             built: list[tuple[str, str, str]] = []
             for item in run.pending:
-                built += _build(run, run.lineage, item["event"], item["time"], item.get("error"))
+                built += build_events(run, run.lineage, item["event"], item["time"], item.get("error"))
 
             def queue(conn: sqlite3.Connection) -> int:
-                if _snapshot(conn, app_id) != _raw(run):
-                    raise _Changed
-                _insert(conn, run.run_id, built)
+                if snapshot(conn, app_id) != decided_on(run):
+                    raise RunChanged
+                queue_events(conn, run.run_id, built)
                 conn.execute("UPDATE runs SET pending = '[]', updated = ? WHERE app_id = ?", (utc_now(), app_id))
                 return len(run.pending)
 
             return store.write(queue)
 
-        done += _decided(store, app_id, attempt)
+        done += until_unchanged(store, app_id, attempt)
     return done

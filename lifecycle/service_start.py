@@ -130,9 +130,9 @@ def recover(store, undelivered: bool = False) -> bool:
 
 
 def _jobs_waiting(store) -> bool:
-    from planlineage.lifecycle import runner, spool
+    from planlineage.lifecycle import job_files, spool
 
-    if runner.queued_jobs(store) or spool.waiting(store):
+    if job_files.queued_jobs(store) or spool.waiting(store):
         return True
     if not getattr(store, "shared", False):
         return False

@@ -373,6 +373,23 @@ class Settings:
 
         outbox.requeue_access(self.store)
 
+    def version(self) -> tuple:
+        """What changes whenever a stored setting changes (the settings file, the shared store's
+        ``settings`` rows): a long-running process compares it to re-read its settings."""
+        try:
+            stat = self.path.stat()
+            local: tuple | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            local = None
+        if not self._shared():
+            return (local,)
+        import hashlib
+
+        rows = self.store.read(
+            lambda c: sorted((r["key"], r["value"]) for r in c.execute("SELECT key, value FROM settings")), default=[]
+        )
+        return (local, hashlib.sha256(json.dumps(rows).encode("utf-8")).hexdigest())
+
     def list(self, keys: Iterable[str] | None = None) -> dict[str, tuple[str | None, str]]:
         """Every known key → ``(value, origin)``; values are raw (use :func:`masked` to print)."""
         stored = self.stored()

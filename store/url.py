@@ -19,6 +19,7 @@ ENV_NAME = "PLANLINEAGE_STORE"
 DEFAULT_SCHEMA = "planlineage"
 SCHEMES = ("postgresql", "postgres")
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SECRET_PARAMS = {"password", "sslpassword", "passfile"}
 
 
@@ -69,6 +70,18 @@ def parse(url: str) -> StoreUrl:
             f"store URL scheme {parts.scheme or '(none)'!r} is not supported: write "
             "postgresql://user:password@host:5432/database (without a store URL the node keeps its SQLite file)"
         )
+    for what, value in (
+        ("user name", parts.username),
+        ("password", parts.password),
+        ("host", parts.netloc.rpartition("@")[2]),
+        ("database name", parts.path),
+        ("parameters", parts.query),
+    ):
+        if value and _BAD_ESCAPE.search(value):
+            raise StoreUrlError(
+                f"the {what} of the store URL holds a % that starts no %XX escape: write a literal % as %25 "
+                "(e.g. a password p%ss as p%25ss)"
+            )
     if not parts.hostname:
         raise StoreUrlError("the store URL names no host: write postgresql://user:password@host:5432/database")
     if not parts.path.strip("/"):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from planlineage.emitter import outbox
 from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
-from planlineage.lifecycle import compile_service, delivery, runner, runs
+from planlineage.lifecycle import compile_queue, compile_service, delivery, runner, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError
 from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, ledger, reads, spark
@@ -353,7 +353,7 @@ class Watcher:
         run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings)
         if run_id is None:
             return False
-        runner.start(
+        compile_queue.start(
             self.store,
             {"app_id": app.key, "run_id": run_id, "job_name": app.job_name, "sql": text, "error": None, **fields},
         )

@@ -38,7 +38,8 @@ STATE = LISTING | {
     "planlineage.known_settings",
     "planlineage.lifecycle",
     "planlineage.lifecycle.fail_open",
-    "planlineage.lifecycle.runner",
+    "planlineage.lifecycle.job_files",
+    "planlineage.lifecycle.run_rows",
     "planlineage.lifecycle.runs",
     "planlineage.lifecycle.service_start",
     "planlineage.lifecycle.spool",
@@ -49,8 +50,13 @@ STATE = LISTING | {
     "planlineage.store.migrations",
     "planlineage.store.url",
 }
-#: `submit` also reads the script (its statements say whether it writes a table).
-SUBMIT = STATE | {"planlineage.planner", "planlineage.planner.script"}
+#: `submit` also reads the script (its statements say whether it writes a table) and queues its compile.
+SUBMIT = STATE | {
+    "planlineage.planner",
+    "planlineage.planner.script",
+    "planlineage.lifecycle.runner",
+    "planlineage.lifecycle.compile_queue",
+}
 
 
 @pytest.mark.parametrize("argv", [["--help"], [], ["no-such-command"], ["--version"]])

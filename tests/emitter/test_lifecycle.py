@@ -271,7 +271,7 @@ def test_a_state_report_the_busy_database_cannot_take_is_spooled_not_lost(store)
 def test_a_transition_decided_on_a_changed_run_is_decided_again(store, monkeypatch):
     settings = configured(store)
     run_id = runs.record_pending_submission(store, "app", "etl", SQL, settings)
-    real_build = runs._build
+    real_build = runs.build_events
     calls = []
 
     def build_while_another_process_reports(*args, **kwargs):
@@ -285,6 +285,6 @@ def test_a_transition_decided_on_a_changed_run_is_decided_again(store, monkeypat
             )
         return real_build(*args, **kwargs)
 
-    monkeypatch.setattr(runs, "_build", build_while_another_process_reports)
+    monkeypatch.setattr(runs, "build_events", build_while_another_process_reports)
     assert runs.attach_lineage(store, "app", run_id, single_sink_lineage()) is True
     assert [t for _, t in queued(store)] == ["START", "RUNNING"]  # the late RUNNING was not lost

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from planlineage.errors import EXIT_INPUT
-from planlineage.lifecycle import compile_service, runner
+from planlineage.lifecycle import compile_service, job_files, runner
 from planlineage.pipeline import _compile_error
 from planlineage.planner.script import split
 from planlineage.store.sqlite import Store
@@ -43,9 +43,9 @@ def test_redacting_a_huge_literal_takes_memory_linear_in_it_and_small(engine, qu
 
 
 def _job(store: Store, run_id: str, sql: str) -> None:
-    folder = runner.jobs_dir(store)
+    folder = job_files.jobs_dir(store)
     folder.mkdir(parents=True, exist_ok=True)
-    runner.write_job(folder / f"{run_id}.json", {"app_id": run_id, "run_id": run_id, "sql": sql, "attempts": 0})
+    job_files.write_job(folder / f"{run_id}.json", {"app_id": run_id, "run_id": run_id, "sql": sql, "attempts": 0})
 
 
 def test_a_large_job_does_not_hold_up_the_usual_ones(tmp_path, monkeypatch):

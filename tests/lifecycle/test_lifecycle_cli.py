@@ -415,3 +415,64 @@ def test_a_run_the_server_refuses_waits_alone_and_outbox_retry_sends_it(cli, sql
         assert "1 lineage event(s) put back in line" in retried.stderr.decode()
         assert srv.events[-1]["eventType"] == "RUNNING" and srv.events[-1]["run"]["runId"] == run
         assert cli("outbox", "list").stderr.decode().strip() == "no lineage events are waiting"
+
+
+def test_flush_and_outbox_list_say_that_runs_are_still_compiling(cli, server, sql_file):
+    configure(cli, server)
+    cli.planner.hold()  # the compile does not end until released
+    submit(cli, sql_file)
+    wait_for(cli.planner.compiling, what="the compile under way")
+    flushed = cli("flush")
+    assert flushed.returncode == 0
+    assert "1 run(s) still compiling: their lineage events follow" in flushed.stderr.decode()
+    listed = cli("outbox", "list").stderr.decode()
+    assert listed.startswith("no lineage events are waiting; 1 run(s) still compiling"), listed
+    verbose = cli("flush", "--verbose").stderr.decode()
+    assert "no lineage events are waiting; 1 run(s) still compiling" in verbose
+    cli.planner.release()
+    wait_for(lambda: server.events, what="START once the compile is done")
+    cli.wait_workers(60)
+    assert cli("outbox", "list").stderr.decode().strip() == "no lineage events are waiting"
+    assert cli("flush").stderr.decode() == ""
+
+
+def test_a_job_file_that_cannot_be_written_ends_the_run_says_so_and_the_next_submission_is_reported(
+    cli, server, sql_file
+):
+    configure(cli, server)
+    (cli.home / "jobs").write_text("a file where the jobs folder should be")  # every job file write fails
+    result = submit(cli, sql_file)
+    said = result.stderr.decode()
+    assert "the compile of app-1 could not be queued (Not a directory" in said and "the run is dropped" in said
+    assert "Traceback" not in said
+    status = json.loads(cli("store", "status", "--json").stdout)
+    assert status["runs"] == {}  # not COMPILING for ever
+    (cli.home / "jobs").unlink()
+    submit(cli, sql_file)
+    cli.wait_workers(60)
+    assert [e["eventType"] for e in server.events] == ["START"]
+
+
+def test_a_fixed_token_reaches_the_running_compile_service_and_releases_what_401_parked(cli, sql_file):
+    from gravitino_server import GravitinoTestServer
+
+    cli.env["PLANLINEAGE_COMPILE_IDLE_SECONDS"] = "60"  # the service keeps running, delivering
+    cli.env["PLANLINEAGE_WORKER_FLUSH_SECONDS"] = "20"  # in passes as long as by default
+    with GravitinoTestServer(token="FAKE-right-token") as srv:
+        configure(cli, srv)
+        assert cli("settings", "set", "lineage.token", "FAKE-wrong-token").returncode == 0
+        for i in range(3):
+            submit(cli, sql_file, f"app-{i}", f"job{i}")
+        wait_for(lambda: srv.statuses().count(401) >= 3, 60, "3 refusals")
+        for i in range(3):  # each run's RUNNING waits behind its parked START: the service keeps delivering
+            state(cli, f"app-{i}", "RUNNING", wait=False)
+        time.sleep(1)  # the service is in its delivery passes, made with the wrong token
+        assert cli.workers()
+        assert cli("settings", "set", "lineage.token", "-", input=b"FAKE-right-token\n").returncode == 0
+        wait_for(lambda: len(srv.events) == 6, 30, "the 3 runs' START and RUNNING from the running service")
+        order: dict[str, list[str]] = {}
+        for event in srv.events:
+            order.setdefault(event["job"]["name"], []).append(event["eventType"])
+        assert order == {f"job{i}": ["START", "RUNNING"] for i in range(3)}
+        assert Counter(srv.keys().values()) == Counter({1: 6})
+    assert "parked" not in cli("outbox", "list").stdout.decode()

@@ -3,6 +3,7 @@ across concurrent flushers, compile-job leases, leadership."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
@@ -313,3 +314,134 @@ def test_a_version_1_store_is_migrated_in_place_keeping_its_rows(pg_url, private
         "COMPLETE",
     ]
     assert status.collect(store)["outbox"] == {"pending": 2, "parked": 1, "parked access": 1}
+
+
+def _kafka_to_jdbc():
+    from planlineage.document import JobLineage, SinkLineage, TableLineage
+    from planlineage.registry import resolve
+
+    def table(name: str, options: dict) -> TableLineage:
+        return TableLineage(table=name, connector=options["connector"], datasets=resolve(options, table=name).datasets)
+
+    orders = table(
+        "default_catalog.default_database.orders",
+        {"connector": "kafka", "topic": "orders", "properties.bootstrap.servers": "kafka-1.prod:9092"},
+    )
+    sink = table(
+        "default_catalog.default_database.summary",
+        {"connector": "jdbc", "url": "jdbc:postgresql://warehouse.prod:5432/analytics", "table-name": "summary"},
+    )
+    return JobLineage(
+        flink_version="1.20.5",
+        sinks=[SinkLineage(table=sink.table, connector="jdbc", datasets=sink.datasets, inputs=[orders])],
+    )
+
+
+def test_doctor_and_graph_read_the_runs_of_the_shared_store(pg_url, private_home, monkeypatch, capsys, tmp_path):
+    from planlineage.cli.main import main
+    from planlineage.lifecycle import runs
+
+    monkeypatch.setenv("PLANLINEAGE_STORE", pg_url)
+    store = open_store()
+    settings = Settings(store)
+    settings.set("lineage.transport", "file")
+    settings.set("lineage.file", str(tmp_path / "events.jsonl"))
+    assert runs.record_submission(store, "app-1", "orders-summary", _kafka_to_jdbc(), None, settings)
+    runs.record_state(store, "app-1", "RUNNING")
+    capsys.readouterr()
+
+    assert main(["doctor", "--state"]) == 0
+    out = capsys.readouterr().out
+    assert "PostgreSQL postgresql://postgres:***@" in out and "1 recorded run(s)" in out, out
+    assert "2 dataset(s)" in out and PASSWORD not in out
+    assert main(["graph", "--state", "--format", "dot"]) == 0
+    dot = capsys.readouterr().out
+    assert "orders-summary" in dot and "summary" in dot and PASSWORD not in dot
+
+    monkeypatch.setenv("PLANLINEAGE_STORE", f"postgresql://u:{PASSWORD}@127.0.0.1:1/nowhere")
+    assert main(["doctor", "--state"]) == 2  # unreachable: said, not "nothing to fix"
+    err = capsys.readouterr().err
+    assert "cannot connect" in err and "lineage.store" in err and PASSWORD not in err
+
+
+@pytest.mark.parametrize(
+    ("url", "part"),
+    [
+        (f"postgresql://u:{PASSWORD}%zz@127.0.0.1:5432/db", "password"),
+        (f"postgresql://u:{PASSWORD}%@127.0.0.1:5432/db", "password"),
+        (f"postgresql://u%g1:{PASSWORD}@127.0.0.1:5432/db", "user name"),
+        (f"postgresql://u:{PASSWORD}@127.0.0.1:5432/d%zzb", "database name"),
+    ],
+)
+def test_an_invalid_percent_escape_is_a_clear_error_naming_the_setting(url, part, private_home):
+    import subprocess
+    import sys
+
+    with pytest.raises(StoreUrlError, match=f"the {part} of the store URL holds a % that starts no %XX escape"):
+        parse(url)
+    assert parse(url.replace("%zz", "%25zz").replace("%@", "%25@").replace("%g1", "%25g1")).schema == "planlineage"
+    env = {
+        "PLANLINEAGE_HOME": str(private_home),
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    for args, extra, setting in (
+        (["state", "--app-id", "a", "--state", "RUNNING"], {"PLANLINEAGE_STORE": url}, "PLANLINEAGE_STORE"),
+        (["store", "status"], {"PLANLINEAGE_STORE": url}, "PLANLINEAGE_STORE"),
+        (["settings", "set", "lineage.store", url], {}, "lineage.store"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-P", "-m", "planlineage", *args], capture_output=True, text=True, env={**env, **extra}
+        )
+        assert "Traceback" not in result.stderr and PASSWORD not in result.stderr + result.stdout
+        assert f"{setting}: the {part} of the store URL" in result.stderr, result.stderr
+        assert "write a literal % as %25" in result.stderr
+    assert not (private_home / "spool").exists()  # a wrong URL is no outage: nothing kept for later
+
+
+def test_settings_version_follows_a_setting_made_by_another_node(pg_url, private_home, tmp_path):
+    here = Settings(PostgresStore(pg_url, private_home))
+    before = here.version()
+    assert here.version() == before  # nothing changed: a delivery under way goes on
+    Settings(PostgresStore(pg_url, tmp_path / "other-node")).set("lineage.token", "FAKE-token-two")
+    changed = here.version()
+    assert changed != before and "FAKE-token-two" not in repr(changed)  # a digest, never the value
+    Settings(PostgresStore(pg_url, tmp_path / "other-node")).unset("lineage.token")
+    assert here.version() == before  # the same settings again: the same version
+
+
+def test_an_unreadable_spooled_item_is_dropped_with_a_warning_and_the_rest_replayed(pg_url, private_home, caplog):
+    from planlineage.lifecycle import runs, spool
+
+    store = PostgresStore(pg_url, private_home)
+    Settings(store).set("lineage.address", "http://127.0.0.1:9")
+    assert runs.submit_pending(store, "app-1", "etl", Settings(store), "01a234d2-0000-7000-8000-000000000001")
+    (private_home / "spool").mkdir(mode=0o700, parents=True)
+    (private_home / "spool" / "00000000000000000001-1.json").write_text('{"kind": "submit", "job": {}}')
+    spool.put(store, "app-1", "RUNNING", None, "2026-01-01T00:00:00.000Z")
+    assert runs.replay_spooled(store) == 2
+    assert "is not a report planlineage can read: dropped" in caplog.text
+    assert store.rows("SELECT last_event FROM runs") == [{"last_event": "RUNNING"}]
+    assert not spool.waiting(store)
+
+
+def test_a_compile_service_whose_store_is_away_tries_once_a_second_and_logs_as_often(private_home, caplog):
+    import logging
+
+    from databases import free_port
+
+    from planlineage.lifecycle import compile_service, spool
+
+    store = PostgresStore(f"postgresql://u:{PASSWORD}@127.0.0.1:{free_port()}/db", private_home)
+    spool.put(store, "app-1", "RUNNING", None, "2026-01-01T00:00:00.000Z")  # waits for the store
+    service = compile_service.Service(store, 1, idle_seconds=60)
+    caplog.set_level(logging.WARNING, "planlineage.worker")
+    thread = threading.Thread(target=service.serve, args=(0,), daemon=True)
+    thread.start()
+    time.sleep(2.5)
+    service.stopping.set()
+    thread.join(10)
+    claims = [r for r in caplog.records if "shared compile jobs not claimed" in r.getMessage()]
+    assert 2 <= len(claims) <= 4, len(claims)  # not one every 0.2 s poll
+    assert spool.waiting(store)  # kept for when the store is back
+    assert PASSWORD not in caplog.text

@@ -1,0 +1,49 @@
+"""A node's queue of compile jobs: one private JSON file per job under ``$PLANLINEAGE_HOME/jobs``.
+
+:mod:`.runner` writes a job when a run is recorded, the compile service reads, counts and removes
+them, and :mod:`.service_start` asks whether any wait; none of them needs the others for it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from planlineage.store.sqlite import Store
+
+
+def jobs_dir(store: Store) -> Path:
+    return store.path.parent / "jobs"
+
+
+def write_job(path: Path, data: dict[str, Any]) -> None:
+    from planlineage.home import write_private
+
+    # Its temporary file never stays behind; not synced: the run's row it goes with is not either.
+    write_private(path, json.dumps(data).encode("utf-8"), durable=False)
+
+
+def read_job(path: Path) -> dict[str, Any] | None:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            data = json.load(handle)
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def remove_job(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def queued_jobs(store: Store) -> list[Path]:
+    """Job files waiting or being compiled, oldest first."""
+    try:
+        found = [(p.stat().st_mtime, p) for p in jobs_dir(store).glob("*.json")]
+    except OSError:
+        return []
+    return [p for _, p in sorted(found)]
