@@ -11,10 +11,11 @@ So each line is searched for the first `{` (or `[{`) that starts a JSON object t
 OpenLineage event (or an array of them: each element is an event); anything else (log lines of
 other loggers, stack traces, blank lines) is skipped and counted. A line that is JSON but cannot
 be used (nested deeper than the parser goes, or holding half a UTF-16 character) is counted as
-unreadable, named by its number, and skipped. A file that holds no event at all is an error:
-pointing the doctor at the wrong file must not look like "no splits". Every event read is
-scrubbed of secrets (`scrub`) before anything else sees it: other producers' events may carry
-passwords in SQL facets, properties or URLs.
+unreadable, named by its number, and skipped; in a file that is not JSON lines, so is a `{` that
+starts no JSON value, or one the file ends inside (reading goes on after it). A file that holds
+no event at all is an error: pointing the doctor at the wrong file must not look like "no
+splits". Every event read is scrubbed of secrets (`scrub`) before anything else sees it: other
+producers' events may carry passwords in SQL facets, properties or URLs.
 
 Files are read as a stream (`iter_events` is a generator): only the line (or, in a pretty-printed
 file, the event) being read is held, so a log of any size is read in memory bounded by its
@@ -154,27 +155,70 @@ _CHUNK = 1 << 16
 #: The longest single event read from such a file; beyond it the rest of the file is unreadable.
 _MAX_EVENT_CHARS = 64 << 20
 
+NOT_JSON = "not JSON"
+CUT_SHORT = "cut short: the file ends inside a JSON value"
+TOO_LONG = f"a JSON value longer than {_MAX_EVENT_CHARS} characters (the rest of the file is not read)"
+#: The rest of a file that ends inside one token (a string, a number, `true`…): cut short, not invalid.
+_LAST_TOKEN = re.compile(r'(?:"(?:[^"\\\n]|\\.)*\\?|[^\s"{}\[\],:]*)\s*')
+
+
+def _read_lines(handle: IO[str], tail: str, size: int) -> tuple[str, str, bool]:
+    """`tail` and at least `size` characters more, up to the last line end read: (that text, the
+    rest of its last line, whether the file has ended). A value cut at a line end is cut between
+    two tokens (a JSON string holds no line end), so the decoder stops at the very end of the text
+    when a value goes on; cut inside a string or a number, it would stop before and the value
+    would look like invalid JSON. A line longer than `_MAX_EVENT_CHARS` is cut where it is."""
+    pieces, length = [tail], len(tail)
+    while True:
+        more = handle.read(size)
+        if not more:
+            return "".join(pieces), "", True
+        newline = more.rfind("\n") + 1
+        if newline:
+            pieces.append(more[:newline])
+            return "".join(pieces), more[newline:], False
+        pieces.append(more)
+        length += len(more)
+        if length > _MAX_EVENT_CHARS:
+            return "".join(pieces), "", False
+
 
 def _events_in_document(handle: IO[str], counts: FileEvents) -> Iterator[dict]:
     """The events of a file that is one JSON array or a sequence of pretty-printed objects, read
     in chunks: each top-level object is decoded on its own (an array's brackets and commas are
-    skipped), so only the event being read is held, never the whole file."""
-    buffer, pos, eof = "", 0, False
+    skipped), so only the event being read is held, never the whole file.
+
+    A `{` that starts no JSON value (or one the file ends inside) is counted as unreadable once,
+    with the `{`s inside it, and reading goes on from the next `{`: an event after it, or inside
+    it, is still read. A value that goes on past the text read so far is read further, up to
+    `_MAX_EVENT_CHARS`."""
+    buffer, tail, pos, eof = "", "", 0, False
+    counted_to = 0  # where the last value counted as unreadable went wrong: a `{` before is part of it
     while True:
         start = buffer.find("{", pos)
         if start < 0:
             if eof:
                 return
-            buffer, pos = handle.read(_CHUNK), 0
-            eof = not buffer
+            buffer, tail, eof = _read_lines(handle, tail, _CHUNK)
+            pos = counted_to = 0
             continue
         try:
             obj, end = _decode(buffer, start)
-        except ValueError:
-            if eof or len(buffer) - start > _MAX_EVENT_CHARS:
-                return  # not JSON (from here on); without any event, the caller says so
-            more = handle.read(max(_CHUNK, len(buffer) - start))  # doubles: linear in the event's size
-            buffer, pos, eof = buffer[start:] + more, 0, not more
+        except ValueError as error:
+            # where the decoder stopped; at the end of the text read, the value may go on after it
+            where = error.pos if isinstance(error, json.JSONDecodeError) else start + 1
+            if where < len(buffer) or eof:
+                if start >= counted_to:
+                    cut = eof and _LAST_TOKEN.fullmatch(buffer, where) is not None
+                    counts.unreadable_at(CUT_SHORT if cut else NOT_JSON, None)
+                counted_to, pos = max(counted_to, where), start + 1
+                continue
+            if len(buffer) - start > _MAX_EVENT_CHARS:
+                counts.unreadable_at(TOO_LONG, None)
+                return
+            # doubles: linear in the event's size
+            more, tail, eof = _read_lines(handle, tail, max(_CHUNK, len(buffer) - start))
+            buffer, pos, counted_to = buffer[start:] + more, 0, max(0, counted_to - start)
             continue
         except _Unreadable as why:
             counts.unreadable_at(why.args[0], None)

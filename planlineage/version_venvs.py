@@ -236,28 +236,38 @@ class VenvCache:
                 watch.stop()
         if process.wait() != 0:
             raise ProvisionError(
-                f"could not {what}: {' / '.join(tail[-5:]) or 'no output'}. "
+                f"could not {what}: {_redacted(' / '.join(tail[-5:])) or 'no output'}. "
                 f"Check network access to the package index, then run `planlineage {self.command} install VERSION`."
             )
 
 
 class _Recorded:
     """Says a provisioning's lines and records them in its progress file (truncated when the
-    provisioning starts), so that a process waiting for it can show them too."""
+    provisioning starts), so that a process waiting for it can show them too. Both are masked the
+    same way (pip's output may name an index URL with its password). Once saying fails (stderr
+    closed: its reader went away), the lines are only recorded: the provisioning goes on."""
 
     def __init__(self, say: Say, path: Path):
         self.say, self.path = say, path
         self._lock = threading.Lock()  # the download watch says from its own thread
+        self._quiet = False
         self._write(path.write_text, "")
 
     def __call__(self, message: str) -> None:
-        self.say(message)
-        self.record(message)
+        text = _redacted(message)
+        if not self._quiet:
+            try:
+                self.say(text)
+            except (OSError, ValueError):  # a closed (or gone) stderr: the progress file goes on
+                self._quiet = True
+        self._record(text)
 
     def record(self, message: str) -> None:
-        from planlineage.registry.secrets import redact_text  # a file outside the settings: no secret in it
+        """Records a line without saying it."""
+        self._record(_redacted(message))
 
-        line = redact_text(" ".join(str(message).rstrip().splitlines())) + "\n"  # one line, its indent kept
+    def _record(self, text: str) -> None:
+        line = " ".join(text.rstrip().splitlines()) + "\n"  # one line, its indent kept
         with self._lock:
             self._write(self._append, line)
 
@@ -271,6 +281,14 @@ class _Recorded:
             write(text)
         except OSError:  # the progress file is a courtesy: provisioning goes on without it
             pass
+
+
+def _redacted(message: object) -> str:
+    """A provisioning's line with every secret masked: said on screen and written to a file
+    outside the settings."""
+    from planlineage.registry.secrets import redact_text
+
+    return redact_text(str(message))
 
 
 class _DownloadWatch:
@@ -318,7 +336,10 @@ class _DownloadWatch:
                 of = f" of {self.total}" if self.total else ""
                 total = _bytes(self.total)
                 share = f" ({min(100, round(100 * received / total))}%)" if total else ""
-                self.say(f"    downloading {name}: {received / 1e6:.1f} MB{of}{share}")
+                try:
+                    self.say(f"    downloading {name}: {received / 1e6:.1f} MB{of}{share}")
+                except (OSError, ValueError):  # nowhere to say it (stderr closed): no more reports
+                    return
 
 
 def _bytes(size: str) -> float | None:
@@ -359,7 +380,10 @@ class ProgressFollower:
 
     def _run(self) -> None:
         while not self._done.wait(self.every):
-            self.poll()
+            try:
+                self.poll()
+            except (OSError, ValueError):  # nowhere to say it (stderr closed): the caller goes on
+                return
 
     def poll(self) -> None:
         for root in self.roots:

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -122,9 +123,68 @@ def test_a_failed_provisioning_says_so_in_its_progress(tmp_path, monkeypatch):
 def test_the_progress_file_holds_no_secret(tmp_path, monkeypatch):
     monkeypatch.setenv(CACHE.cache_env, str(tmp_path / "cache"))
     fake_build(monkeypatch, ["Looking in indexes: https://user:s3cr3t-test-only@pypi.example/simple"])
-    CACHE.ensure("1.20.5", "f1", ["x"], lambda *_: {}, first_use="a minute", download="", progress=lambda _: None)
+    said: list[str] = []
+    CACHE.ensure("1.20.5", "f1", ["x"], lambda *_: {}, first_use="a minute", download="", progress=said.append)
     text = (tmp_path / "cache" / f"1.20.5{PROGRESS_SUFFIX}").read_text()
     assert "pypi.example" in text and "s3cr3t-test-only" not in text
+    # the screen is masked as the file is: the same lines
+    shown = [line for line in said if "pypi.example" in line]
+    assert shown and not any("s3cr3t-test-only" in line for line in said)
+    assert [line + "\n" for line in shown] == [line for line in text.splitlines(True) if "pypi.example" in line]
+
+
+def test_a_failed_step_names_no_secret(tmp_path):
+    pip = "print('ERROR: 401 from https://user:s3cr3t-test-only@pypi.example/simple/x/'); raise SystemExit(1)"
+    with pytest.raises(ProvisionError) as failed:
+        CACHE.run([sys.executable, "-c", pip], "install Flink 1.0", stream=lambda _: None, downloads=tmp_path / "tmp")
+    assert "pypi.example" in str(failed.value) and "s3cr3t-test-only" not in str(failed.value)
+
+
+def _closed(message: str) -> None:
+    raise ValueError("I/O operation on closed file.")  # what print() to a closed stderr raises
+
+
+def test_a_closed_stderr_ends_the_download_reports_quietly(tmp_path, monkeypatch):
+    died: list[str] = []
+    monkeypatch.setattr(
+        threading, "excepthook", lambda hook: died.append(f"{hook.exc_type.__name__}: {hook.exc_value}")
+    )
+    monkeypatch.setattr(version_venvs, "DOWNLOAD_EVERY", 0.05)
+    (tmp_path / "pip-unpack-x1").mkdir()
+    (tmp_path / "pip-unpack-x1" / "fake_flink-1.0.tar.gz").write_bytes(b"x" * 1000)
+    attempts: list[str] = []
+
+    def say(message: str) -> None:
+        attempts.append(message)
+        _closed(message)
+
+    watch = version_venvs._DownloadWatch(tmp_path, say)
+    watch.line("  Downloading fake_flink-1.0.tar.gz (3.0 MB)")
+    deadline = time.monotonic() + 5
+    while not attempts and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (tmp_path / "pip-unpack-x1" / "fake_flink-1.0.tar.gz").write_bytes(b"x" * 2000)  # news it would say
+    time.sleep(0.3)
+    watch.stop()
+    assert died == []  # no "Exception in thread" traceback
+    assert len(attempts) == 1 and not watch._thread.is_alive()  # one failed report, then none
+
+
+def test_a_closed_stderr_does_not_stop_a_provisioning(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE.cache_env, str(tmp_path / "cache"))
+    fake_build(monkeypatch, ["Collecting apache-flink==1.20.5", "Successfully installed apache-flink-1.20.5"])
+    home = CACHE.ensure("1.20.5", "f1", ["x"], lambda *_: {}, first_use="a minute", download="", progress=_closed)
+    assert json.loads((home / "ready.json").read_text())["fingerprint"] == "f1"
+    lines = (tmp_path / "cache" / f"1.20.5{PROGRESS_SUFFIX}").read_text().splitlines()
+    assert "    Successfully installed apache-flink-1.20.5" in lines and lines[-1].startswith("Flink 1.20.5 ready in ")
+    # a follower whose stderr is closed ends quietly too
+    follower = ProgressFollower([tmp_path / "cache"], _closed, every=0.05)
+    follower._started -= 60
+    died: list[str] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook: died.append(str(hook.exc_value)))
+    follower._thread.start()
+    follower._thread.join(timeout=5)
+    assert died == [] and not follower._thread.is_alive()
 
 
 def test_watch_shows_the_provisionings_of_both_caches(tmp_path, monkeypatch, capsys):

@@ -7,6 +7,8 @@ import inspect
 import json
 import tracemalloc
 
+import pytest
+
 from planlineage.cli.main import main
 from planlineage.doctor import diagnose
 
@@ -97,12 +99,13 @@ def test_unusable_lines_are_reported_and_skipped(tmp_path, capsys):
     assert "line 1" in capsys.readouterr().err
 
 
-def test_pretty_printed_array_is_read_in_pieces(tmp_path, monkeypatch):
+@pytest.mark.parametrize("before", ["", "{ not json }\n"])
+def test_pretty_printed_array_is_read_in_pieces(tmp_path, monkeypatch, before):
     from planlineage.doctor import sources
 
     events = [_event(f"job{i}", "s3://datalake", f"t{i}" * 2000) for i in range(40)]
     dump = tmp_path / "pretty.json"
-    dump.write_text(json.dumps(events, indent=2))
+    dump.write_text(before + json.dumps(events, indent=2))
     reads: list[int] = []
     opened = sources._open_text
 
@@ -127,6 +130,42 @@ def test_pretty_printed_array_is_read_in_pieces(tmp_path, monkeypatch):
     monkeypatch.setattr(sources, "_CHUNK", 1000)
     assert diagnose([str(dump)]).event_count == 40
     assert reads and all(0 < size <= 20_000 for size in reads), reads  # an event at a time, never the whole file
+
+
+def _pretty(*events: dict) -> str:
+    return "".join(json.dumps(event, indent=2) + "\n" for event in events)
+
+
+@pytest.mark.parametrize("chunk", [1 << 16, 7])  # 7: every read ends inside a string or a number
+def test_text_that_is_not_json_in_a_pretty_printed_file_is_counted_and_skipped(tmp_path, monkeypatch, capsys, chunk):
+    from planlineage.doctor import sources
+
+    monkeypatch.setattr(sources, "_CHUNK", chunk)
+    a, b = _event("a", "s3://datalake", "t"), _event("b", "s3a://datalake", "t")
+    dump = tmp_path / "pretty.json"
+    dump.write_text("{ not json }\n" + _pretty(a, b))
+    assert main(["doctor", "--events", str(dump)]) == 1  # the split between a and b is found
+    out = capsys.readouterr().out
+    assert f"{dump}: 2 event(s), 0 other line(s) skipped, 1 unreadable line(s) (not JSON)" in out
+    # a broken value holding objects is counted once; an event after it, or inside it, is read
+    dump.write_text(
+        '{"wrapper": {"x": 1}, "events": [\n' + _pretty(a).rstrip() + ",\n" + '{"y": 2} oops]\n' + _pretty(b)
+    )
+    counts = sources.FileEvents(str(dump))
+    assert [e["job"]["name"] for e in sources.iter_events(str(dump), counts)] == ["a", "b"]
+    assert counts.unreadable == {"not JSON": (1, [])}
+    # a file that ends inside an event: the events before it are read, the cut one is counted
+    dump.write_text(_pretty(a, b)[: -len(_pretty(b)) // 2])
+    assert main(["doctor", "--events", str(dump)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "1 event(s), 0 other line(s) skipped, 1 unreadable line(s) (cut short: the file ends inside a JSON value)"
+        in out
+    )
+    # nothing but broken values: no event, which is an error (exit 2) and no traceback
+    dump.write_text("{ not json }\n{\n  oops\n}\n")
+    assert main(["doctor", "--events", str(dump)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_large_log_is_streamed_with_bounded_memory(tmp_path):
