@@ -353,14 +353,24 @@ class Watcher:
         run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings)
         if run_id is None:
             return False
-        compile_queue.start(
-            self.store,
-            {"app_id": app.key, "run_id": run_id, "job_name": app.job_name, "sql": text, "error": None, **fields},
-        )
+        try:
+            compile_queue.start(
+                self.store,
+                {"app_id": app.key, "run_id": run_id, "job_name": app.job_name, "sql": text, "error": None, **fields},
+            )
+        except compile_queue.QueueFailed as problem:  # never left compiling for ever: dropped, said, as submit does
+            runs.abandon_lineage(self.store, app.key, run_id)
+            self.say(
+                f"WARN {app.key} {app.job_name}: run dropped: its compile could not be queued ({problem}); "
+                "make that folder writable (disk space, permissions): the app's next start is reported"
+            )
+            run_id = None
         snap.run_job_id = {"job": f"job:{app.job_id}", "logged": f"logged:{log_id}"}.get(how, f"{how}:")
         # Saved at once, not with the poll: a watcher killed before the poll ends does not start
         # this run again from the same START row.
         ledger.save_app(self.store, self.key, app.key, snap)
+        if run_id is None:
+            return False
         ledger.add_compile(self.store, self.key, run_id, app.key, app.job_name, self.clock())
         self.say(f"{app.key} {app.job_name}: {how} run, {label}: compiling")
         return True

@@ -306,6 +306,32 @@ def test_a_sql_that_does_not_compile_drops_its_run_with_a_warning(streampark, wa
     assert gravitino.events == []  # never an event without datasets
 
 
+def test_a_compile_that_cannot_be_queued_drops_its_run_with_a_warning(streampark, watch, gravitino):
+    sp = streampark("dev")
+    c = sp.console
+    watch.recorded()
+    app = c.create_app("orders", ONE_SINK)
+    watch.once(sp.url)
+    job_folder = watch.home / "jobs"
+    if job_folder.is_dir():
+        job_folder.rmdir()
+    job_folder.write_text("a file where the job folder should be")  # the job file cannot be written
+    c.start(app)
+    c.set_state(app, RUNNING)
+    result = watch.once(sp.url)
+    assert result.returncode == 0, result.stderr
+    assert f"WARN flink:{app} orders: run dropped: its compile could not be queued" in result.stderr
+    from planlineage.store.sqlite import Store
+
+    assert Store(watch.home / "state.db").rows("SELECT run_id FROM runs") == []  # never left compiling
+    assert gravitino.events == []
+    job_folder.unlink()  # fixed: the app's next start is reported
+    c.start(app)
+    c.set_state(app, RUNNING)
+    again = watch.once(sp.url)
+    assert types(gravitino, "orders") == ["START", "RUNNING"], again.stderr
+
+
 def test_a_watcher_killed_mid_poll_does_not_start_the_same_run_again(streampark, watch, gravitino, monkeypatch):
     from planlineage.streampark import ledger
 
