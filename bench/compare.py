@@ -8,10 +8,10 @@ lineage) it measures, per tool: how many scripts it got right (every sink paired
 input tables, by short table name), the time for the whole corpus from cold (a fresh process:
 interpreter, imports and, for planlineage, the JVM starts; `extract DIR --jobs N`), `--cold-runs`
 times with the tools interleaved (median and range), and warm (already imported; for planlineage
-the running warm worker), and the per-job p50/p95. For planlineage also the ratio of a warm job to
+the running warm planner), and the per-job p50/p95. For planlineage also the ratio of a warm job to
 the bare compile of the same job in the same JVM, as the JVM timed it (paired runs per job), once
 through a planner of this process (as a backfill's own JVM answers) and once through the running
-warm worker (one more hop: its socket), and
+warm planner (one more hop: its socket), and
 one script through the command line, warm, against sqllineage's CLI. It ends with the three
 figures issue 16's "done when" names.
 
@@ -233,8 +233,8 @@ def main() -> int:
         expected = corpus_module.write(folder, args.count)
         (folder / "expected.json").unlink()  # the tools read .sql files only
         env = dict(os.environ)
-        env[warm.WORKER_DIR_ENV] = str(Path(private) / "workers")  # no warm worker: from cold
-        os.environ[warm.WORKER_DIR_ENV] = env[warm.WORKER_DIR_ENV]
+        env[warm.PLANNER_DIR_ENV] = str(Path(private) / "planners")  # no warm planner: from cold
+        os.environ[warm.PLANNER_DIR_ENV] = env[warm.PLANNER_DIR_ENV]
         command = [sys.executable, "-m", "planlineage", "extract", str(folder), "--flink-version", minor]
 
         # From cold, paired and interleaved: planlineage, then each static tool, `--cold-runs` times,
@@ -253,7 +253,7 @@ def main() -> int:
         cold = statistics.median(colds["planlineage"])
         warm.start(minor, warm.Limits(), idle_seconds=900)
         try:
-            warm_corpus, result = timed(command + ["--jobs", "1"], env)  # the warm worker answers all
+            warm_corpus, result = timed(command + ["--jobs", "1"], env)  # the warm planner answers all
             warm_results = planlineage_lines(result.stdout)
             per_job: list[float] = []
             socket_path = warm.socket_path(minor)
@@ -269,12 +269,12 @@ def main() -> int:
             # it: `compile_ms` is compilePlan of the parsed INSERTs; `sink_sql_ms` + `compile_ms`
             # is compilePlanSql (the INSERTs parsed, validated and compiled), with the tables
             # already declared.
-            via_worker = Ratios()  # through the running warm worker: its socket, then its JVM's pipe
+            via_warm_planner = Ratios()  # through the running warm planner: its socket, then its JVM's pipe
             for sql, request in jobs:
                 started = time.perf_counter()
                 extract(sql, flink_version=minor)
                 per_job.append(time.perf_counter() - started)  # a job the JVM has not seen, as in a backfill
-                via_worker.job(
+                via_warm_planner.job(
                     lambda: extract(sql, flink_version=minor),  # noqa: B023 - called in this iteration
                     lambda: warm._call(socket_path, {"op": "compile", "request": request}, 120)["timings"],  # noqa: B023
                     args.ratio_runs,
@@ -283,7 +283,7 @@ def main() -> int:
             own = SelfHealingPlanner(provisioned)
             own.compile(WARM_UP)
             for sql, request in jobs:
-                own.compile(request)  # the own planner sees each job once before it is timed, as the worker did
+                own.compile(request)  # the own planner sees each job once before it is timed, as the warm planner did
                 via_own.job(
                     lambda: extract(sql, planner=own),  # noqa: B023
                     lambda: own.compile(request)["timings"],  # noqa: B023
@@ -309,7 +309,7 @@ def main() -> int:
                 f"planlineage (Flink {provisioned.flink.version})",
                 right(cold_results, expected),
                 f"{cold:.1f} s{spread(colds['planlineage'])} (--jobs {args.jobs})",
-                f"{warm_corpus:.1f} s (1 warm worker)",
+                f"{warm_corpus:.1f} s (1 warm planner)",
                 per_job,
             )
         )
@@ -341,7 +341,7 @@ def main() -> int:
     )
     for label, ratios in (
         ("through a planner of this process (pipe)", via_own),
-        ("through the warm worker (socket)", via_worker),
+        ("through the warm planner (socket)", via_warm_planner),
     ):
         print(f"  {label}:")
         print(
@@ -357,7 +357,7 @@ def main() -> int:
         )
     if cli_theirs:
         print(
-            f"one script through the CLI (whole process, median of {args.cli_runs}): planlineage extract (warm worker) "
+            f"one script through the CLI (whole process, median of {args.cli_runs}): planlineage extract (warm planner) "
             f"{statistics.median(cli_ours):.2f} s, sqllineage -f (non-validating) {statistics.median(cli_theirs):.2f} s, "
             f"ratio {statistics.median(cli_ours) / statistics.median(cli_theirs):.2f}"
         )
@@ -375,7 +375,7 @@ def main() -> int:
             f"  warm CLI extract / sqllineage CLI: {statistics.median(cli_ours) / statistics.median(cli_theirs):.2f} "
             "(target <= 0.25)"
         )
-    for label, ratios in (("a planner of this process", via_own), ("the warm worker", via_worker)):
+    for label, ratios in (("a planner of this process", via_own), ("the warm planner", via_warm_planner)):
         print(
             f"  warm per-job cost / bare compile (compilePlanSql), through {label}: "
             f"{statistics.median(ratios.ratios):.2f} (target <= 1.3)"

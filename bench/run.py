@@ -3,10 +3,10 @@
     python bench/run.py [--flink-version 1.20] [--backfill 200] [--repeat 15]
 
 Measured in one run on this machine: cold `extract` (a fresh JVM per job, the CLI as a platform
-calls it), warm extract per job (in-process `extract()` answered by a running worker), the bare
+calls it), warm extract per job (in-process `extract()` answered by a running warm planner), the bare
 compile of the same jobs inside the same warm JVM (the floor: their INSERTs parsed and compiled, as
 `compilePlanSql` does, timed by the JVM), their ratio, backfill
-throughput with 1 and 2 workers, and peak resident memory per worker; on the examples and on
+throughput with 1 and 2 backfill threads, and the warm planner's peak resident memory; on the examples and on
 generated jobs of growing size.
 """
 
@@ -109,7 +109,7 @@ def main() -> int:
     )
 
     with tempfile.TemporaryDirectory() as private:
-        os.environ[warm.WORKER_DIR_ENV] = str(Path(private) / "w")
+        os.environ[warm.PLANNER_DIR_ENV] = str(Path(private) / "w")
         cold = cold_runs(minor, args.cold)
         print(
             f"\ncold extract (CLI, fresh JVM): median {statistics.median(cold):.2f} s over {len(cold)} runs "
@@ -119,7 +119,7 @@ def main() -> int:
         info = warm.start(minor, warm.Limits(), idle_seconds=600)
         socket_path = warm.socket_path(minor)
         print(
-            f"\nwarm worker: pid {info['pid']}; per job, {args.repeat} runs each, in-process extract() via the worker"
+            f"\nwarm planner: pid {info['pid']}; per job, {args.repeat} runs each, in-process extract() via the warm planner"
         )
         print(f"{'job':<28}{'warm p50':>10}{'warm p95':>10}{'floor p50':>11}{'ratio':>8}{'server p50':>12}")
         peak_rss = 0.0
@@ -144,7 +144,7 @@ def main() -> int:
                 f"{statistics.median(floors):>9.0f}ms{ratio:>8.2f}{statistics.median(servers):>10.0f}ms"
             )
         print(f"median ratio warm/floor over the corpus: {statistics.median(ratios):.2f}")
-        print(f"peak RSS of the warm worker's planner (python child + JVM): {peak_rss:.0f} MB")
+        print(f"peak RSS of the warm planner (python child + JVM): {peak_rss:.0f} MB")
         cli = cli_runs(minor, 5, ROOT / "examples" / "cdc_pipeline.sql")
         print(f"warm extract through the CLI (process start included): median {statistics.median(cli):.2f} s")
         warm.stop(minor)
@@ -161,15 +161,15 @@ def main() -> int:
             f"\nbackfill of {len(scripts)} jobs (the examples, statement sets of 1 and 10 sinks, 2- to 10-way"
             " joins, cycled; JVM starts included):"
         )
-        for workers in (1, 2):
+        for threads in (1, 2):
             sink = io.StringIO()
             started = time.perf_counter()
             ok, failed = backfill.run(
-                scripts, flink_version=minor, jars=[], identity=None, jobs=workers, out=sink, err=io.StringIO()
+                scripts, flink_version=minor, jars=[], identity=None, jobs=threads, out=sink, err=io.StringIO()
             )
             elapsed = time.perf_counter() - started
             print(
-                f"  {workers} worker(s): {elapsed:.1f} s, {len(scripts) / elapsed:.1f} jobs/s "
+                f"  {threads} backfill thread(s): {elapsed:.1f} s, {len(scripts) / elapsed:.1f} jobs/s "
                 f"({ok} ok, {failed} failed; 1,000 jobs would take {1000 / (len(scripts) / elapsed) / 60:.1f} min)"
             )
     return 0

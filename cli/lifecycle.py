@@ -204,7 +204,7 @@ def _configured_store(bound: float | None = None):
 
 
 def _recovered_store(bound: float):
-    """The store when lineage is configured, after restarting compiles whose worker died; None
+    """The store when lineage is configured, after restarting compiles whose compile service died; None
     when not configured."""
     store, configured = _configured_store(bound)
     if not configured:

@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 
-from planlineage import __version__, lazylog
+from planlineage import __version__, deprecated, lazylog
 from planlineage.errors import PlanlineageError
 
 EXIT_OK = 0
@@ -29,7 +29,6 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "flink": ("engines", "manage the per-version Flink environments"),
     "spark": ("engines", "manage the per-version Spark environments"),
     "planner": ("planner", "warm planners: one long-lived JVM per Flink version"),
-    "worker": ("planner", None),  # the old name of `planner`
     "settings": ("settings", "lineage settings (address, token, namespace, ...)"),
     "submit": ("lifecycle", "a platform submits a Flink SQL job: record a run, emit START"),
     "state": ("lifecycle", "a platform reports an application state"),
@@ -43,6 +42,8 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "watch": ("watch", "report the SQL jobs StreamPark runs by reading its database (read only)"),
     "store": ("store", "the state store: status, migrations"),
 }
+#: Old command names still accepted (not listed): each runs its new name's module, which says so.
+COMMANDS.update({old: (COMMANDS[new][0], None) for old, new in deprecated.COMMANDS.items()})
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,11 +1,12 @@
-"""`planlineage planner` (and its old name `worker`, hidden): the warm planners, one long-lived
-JVM per Flink version (planlineage.planner.warm)."""
+"""`planlineage planner` (and its old names, hidden: planlineage/deprecated.py): the warm planners,
+one long-lived JVM per Flink version (planlineage.planner.warm)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
+
+from planlineage import deprecated
 
 EXIT_OK = 0
 
@@ -33,13 +34,18 @@ def cmd_planner(args) -> int:
     return EXIT_OK
 
 
-def cmd_worker_deprecated(args) -> int:
-    print("planlineage: `planlineage worker` is deprecated; use `planlineage planner`.", file=sys.stderr)
-    return cmd_planner(args)
+def cmd_old_name(name: str):
+    """``planner`` under an old name (planlineage/deprecated.py): it works, and says so once."""
+
+    def run(args) -> int:
+        deprecated.say_once(f"`planlineage {name}`", f"`planlineage {deprecated.COMMANDS[name]}`")
+        return cmd_planner(args)
+
+    return run
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> None:
-    """``planner`` and ``worker`` (deprecated alias, no help: not listed) take the same commands."""
+    """``planner`` and its old names (planlineage/deprecated.py; no help: not listed) take the same commands."""
     planner_commands = parser.add_subparsers(dest="planner_command", required=True)
     for command, text in (
         ("start", "start a warm planner per version (default 1.20)"),
@@ -56,4 +62,4 @@ def configure(name: str, parser: argparse.ArgumentParser) -> None:
         sub.add_argument("--max-jobs", type=int, default=500, help="recycle the JVM after this many jobs")
         sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")
         sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
-    parser.set_defaults(run=cmd_worker_deprecated if name == "worker" else cmd_planner)
+    parser.set_defaults(run=cmd_old_name(name) if name in deprecated.COMMANDS else cmd_planner)

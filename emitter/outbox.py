@@ -184,7 +184,7 @@ def _run_prefixes(conn, rows: list) -> list:
     return [r for r in rows if r["id"] in allowed]
 
 
-def _claim(store: Store, worker: str, batch: int, lease_seconds: float) -> list[dict[str, Any]]:
+def _claim(store: Store, holder: str, batch: int, lease_seconds: float) -> list[dict[str, Any]]:
     def claim(conn) -> list[dict[str, Any]]:
         now = conn.clock()
         rows = conn.execute(_CLAIMABLE + conn.skip_locked, {"now": now, "batch": batch}).fetchall()
@@ -194,16 +194,16 @@ def _claim(store: Store, worker: str, batch: int, lease_seconds: float) -> list[
             marks = ",".join("?" * len(ids))
             conn.execute(
                 f"UPDATE outbox SET claimed_by = ?, claim_until = ? WHERE id IN ({marks})",
-                (worker, now + lease_seconds, *ids),
+                (holder, now + lease_seconds, *ids),
             )
         return [dict(r) for r in rows]
 
     return store.write(claim, exclusive=False)
 
 
-def _release_all(store: Store, worker: str) -> None:
+def _release_all(store: Store, holder: str) -> None:
     store.write(
-        lambda c: c.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (worker,)),
+        lambda c: c.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (holder,)),
         exclusive=False,
     )
 
@@ -221,13 +221,13 @@ def _verdict(outcome: Any) -> str:
     return "unavailable"
 
 
-def _settle(store: Store, worker: str, row: dict[str, Any], verdict: str, reason: str, policy: RetryPolicy) -> str:
+def _settle(store: Store, holder: str, row: dict[str, Any], verdict: str, reason: str, policy: RetryPolicy) -> str:
     """Record what became of one claimed row; the verdict as applied (``backoff`` may park)."""
 
     def settle(conn) -> str:
         now = conn.clock()
         where = "WHERE id = ? AND claimed_by = ?"
-        key = (row["id"], worker)
+        key = (row["id"], holder)
         release = "claimed_by = NULL, claim_until = NULL"
         if verdict == "delivered":
             conn.execute(f"DELETE FROM outbox {where}", key)
@@ -311,7 +311,7 @@ def deliver_pending(
     report = FlushReport()
     if not store.exists():
         return report
-    worker = new_holder()
+    holder = new_holder()
     started = time.monotonic()
     lease = deadline_seconds + LEASE_MARGIN_SECONDS
     held_back: set[str] = set()  # runs with a failed row in this pass: their later rows wait
@@ -320,7 +320,7 @@ def deliver_pending(
             if time.monotonic() - started >= deadline_seconds:
                 report.timed_out = True
                 break
-            rows = [r for r in _claim(store, worker, batch, lease) if r["run_id"] not in held_back]
+            rows = [r for r in _claim(store, holder, batch, lease) if r["run_id"] not in held_back]
             if not rows:
                 break
             for row in rows:
@@ -335,10 +335,10 @@ def deliver_pending(
                 reason = getattr(outcome, "reason", "")
                 if verdict == "park-access" and stale is not None and stale(True):
                     # sent with settings changed meanwhile (a fixed token): due again, with the new ones
-                    _settle(store, worker, row, "unavailable", reason, policy)
+                    _settle(store, holder, row, "unavailable", reason, policy)
                     report.stale = True
                     break
-                applied = _settle(store, worker, row, verdict, reason, policy)
+                applied = _settle(store, holder, row, verdict, reason, policy)
                 if applied == "delivered":
                     report.delivered += 1
                     continue
@@ -359,7 +359,7 @@ def deliver_pending(
                     short(reason),
                 )
     finally:
-        _release_all(store, worker)
+        _release_all(store, holder)
     report.remaining = count_pending(store)
     report.parked_total = count_parked(store)
     return report

@@ -2,7 +2,7 @@
 
 With the SQLite file a compile's liveness is a local ``flock`` (:mod:`planlineage.lifecycle.runner`);
 nodes sharing a PostgreSQL store cannot see each other's locks, so there the job itself lives in
-the table ``compile_jobs`` and its worker holds a lease on it:
+the table ``compile_jobs`` and the compile service that claimed it holds a lease on it:
 
 * ``submit`` puts the job unclaimed and makes sure its node's compile service runs; any node's
   service claims it (:func:`claim_next`: ``FOR UPDATE SKIP LOCKED``, so two services never take
@@ -11,7 +11,7 @@ the table ``compile_jobs`` and its worker holds a lease on it:
 * A node whose service dies (killed, machine gone) stops renewing; once the lease has run out any
   node's next ``state``/``flush`` sees it (:func:`expired`), starts its own service if none runs,
   and that service claims the job.
-* After :data:`MAX_ATTEMPTS` claims the run is dropped, as a local job whose worker died twice.
+* After :data:`MAX_ATTEMPTS` claims the run is dropped, as a local job whose compile service died twice.
 
 The job row holds the raw SQL the compile needs (like the local job file, which is 0600): it is
 protected like the settings in the same database (the token is there too) and deleted when done.

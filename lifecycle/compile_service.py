@@ -38,7 +38,7 @@ A job the service was compiling when it died is compiled once more by the next o
 that one dies too, abandoned (:data:`runner.MAX_ATTEMPTS`).  With a shared (PostgreSQL) store the
 jobs are rows every node's service claims with leases (:mod:`.compile_jobs`): a node that dies
 mid-compile leaves its lease to run out and another node's service finishes the job.  After each compile the service
-delivers what is pending with the outbox's backoff (``PLANLINEAGE_WORKER_FLUSH_SECONDS``).
+delivers what is pending with the outbox's backoff (``PLANLINEAGE_COMPILE_FLUSH_SECONDS``).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from planlineage.lifecycle import job_files, runner, service_start, spool
 from planlineage.lifecycle.planner_pool import PlannerPool
 from planlineage.store.sqlite import Store
 
-log = logging.getLogger("planlineage.worker")
+log = logging.getLogger("planlineage.compile_service")
 
 LOCK_NAME = service_start.LOCK_NAME
 PIDS_NAME = "compile-service.pids"

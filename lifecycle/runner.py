@@ -28,27 +28,29 @@ from planlineage.store.sqlite import Store
 
 #: A job whose compile was started this many times (the service died under it) is abandoned.
 MAX_ATTEMPTS = 2
-LOG_NAME = "worker.log"
+LOG_NAME = "compile-service.log"
 LOG_MAX_BYTES = 1_000_000
 
-log = lazylog.getLogger("planlineage.worker")  # logging loads only when something is logged
+log = lazylog.getLogger("planlineage.compile_service")  # logging loads only when something is logged
 
 
 def _env_float(name: str, default: float) -> float:
+    from planlineage import deprecated  # old variable names are still read, said once
+
     try:
-        return float(os.environ.get(name, "") or default)
+        return float(deprecated.environ(name) or default)
     except ValueError:
         return default
 
 
 def job_timeout() -> float:
-    """Seconds one compile may take (``PLANLINEAGE_WORKER_TIMEOUT``, default 600)."""
-    return _env_float("PLANLINEAGE_WORKER_TIMEOUT", 600.0)
+    """Seconds one compile may take (``PLANLINEAGE_COMPILE_TIMEOUT``, default 600)."""
+    return _env_float("PLANLINEAGE_COMPILE_TIMEOUT", 600.0)
 
 
 def flush_budget() -> float:
-    """Seconds the service spends delivering after a compile (``PLANLINEAGE_WORKER_FLUSH_SECONDS``)."""
-    return _env_float("PLANLINEAGE_WORKER_FLUSH_SECONDS", 20.0)
+    """Seconds the service spends delivering after a compile (``PLANLINEAGE_COMPILE_FLUSH_SECONDS``)."""
+    return _env_float("PLANLINEAGE_COMPILE_FLUSH_SECONDS", 20.0)
 
 
 def submit_job(
@@ -134,7 +136,7 @@ def spool_submission(store: Store, job: dict[str, Any], when: str) -> None:
 
 
 def setup_logging(store: Store) -> None:
-    """Problems of background work go to ``worker.log`` (0600, rotated at 1 MB), redacted."""
+    """Problems of background work go to ``compile-service.log`` (0600, rotated at 1 MB), redacted."""
     import logging
 
     from planlineage.registry.secrets import RedactingFilter

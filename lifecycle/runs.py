@@ -3,7 +3,7 @@
 Flow
 ----
 ``record_submission`` (lineage known) or ``record_pending_submission`` (the compile runs in a
-detached worker) makes a new run id for the application and, once lineage is known, queues
+compile service) makes a new run id for the application and, once lineage is known, queues
 START for each OpenLineage job of the run.  ``record_state`` maps a platform state to an event:
 
 =========================================  ==========
@@ -177,9 +177,9 @@ def record_pending_submission(
     *,
     run_id: str | None = None,
 ) -> str | None:
-    """A new run whose lineage a background worker is still computing; the run id.
+    """A new run whose lineage the compile service is still computing; the run id.
 
-    Call it before detaching the worker; the worker calls :func:`attach_lineage` (or
+    Call it before queuing the compile; the compile service calls :func:`attach_lineage` (or
     :func:`abandon_lineage`) with the returned run id.  Nothing is sent until lineage arrives.
     """
     return _submit(store, app_id, job_name, None, sql, settings, run_id)
@@ -285,7 +285,7 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
 
 @fail_open("lineage of the submission", fallback=False)
 def abandon_lineage(store: Store, app_id: str, run_id: str, reason: str | None = None) -> bool:
-    """The worker could not compute lineage: forget the run, send nothing for it.
+    """The compile service could not compute lineage: forget the run, send nothing for it.
 
     Sending its states without datasets would wipe the job's edges a previous run drew.
     """

@@ -1,9 +1,9 @@
 """`extract DIR/ --jobs N`: the lineage of many scripts, N compiled at once.
 
-A warm worker already running for the version (`planlineage planner start`) is one of the N: it
+A warm planner already running for the version (`planlineage planner start`) is one of the N: it
 is warm, so it starts answering at once. The rest compile in one new JVM with that many threads:
 its threads share the JVM's loaded classes and JIT-compiled code, which are most of what its first
-hundred jobs cost, where separate JVMs would each pay for their own. Worker threads take the next
+hundred jobs cost, where separate JVMs would each pay for their own. Backfill threads take the next
 script from a shared queue, so a slow script never holds up the others, and there is one more of
 them than the new JVM compiles at once: a job is always waiting in the JVM while Python reads and
 names the last answer. One JSON line per script goes to stdout as it finishes; progress (on a
@@ -28,8 +28,9 @@ from planlineage.planner.provision import Provisioned, ensure
 from planlineage.planner.warm import Limits, SelfHealingPlanner
 
 
-class WarmWorkerPlanner:
-    """The running warm worker of a version as a planner; its own JVM only if the worker fails."""
+class WarmPlannerSlot:
+    """The running warm planner of a version as one of a backfill's planners; its own JVM only if
+    the warm planner fails."""
 
     def __init__(self, provisioned: Provisioned, limits: Limits | None):
         self.provisioned = provisioned
@@ -49,8 +50,8 @@ class WarmWorkerPlanner:
             self._fallback.close()
 
 
-def running_workers(provisioned: Provisioned) -> int:
-    """How many warm workers of this version answer (0 or 1: one per version and user)."""
+def running_warm_planners(provisioned: Provisioned) -> int:
+    """How many warm planners of this version answer (0 or 1: one per version and user)."""
     minor = provisioned.flink.minor
     for info in warm.status():
         if info.get("state") == "running" and info.get("socket", "").endswith(f"flink-{minor}.sock"):
@@ -108,13 +109,13 @@ def run(
                 err.flush()
 
     slots = max(1, min(jobs, len(scripts)))
-    warm_slots = min(slots, running_workers(provisioned))
+    warm_slots = min(slots, running_warm_planners(provisioned))
     threads_in_jvm = slots - warm_slots
-    # Started by the first worker thread that needs it, so the first scripts go to the warm worker
+    # Started by the first backfill thread that needs it, so the first scripts go to the warm planner
     # while it starts.
     shared = SelfHealingPlanner(provisioned, limits, threads=threads_in_jvm) if threads_in_jvm else None
 
-    def worker(planner: SelfHealingPlanner | WarmWorkerPlanner) -> None:
+    def backfill_thread(planner: SelfHealingPlanner | WarmPlannerSlot) -> None:
         while True:
             try:
                 script = work.get_nowait()
@@ -124,15 +125,15 @@ def run(
             line = _one(script, planner, jars, identity, columns)
             record(line, time.monotonic() - began)
 
-    owned: list[SelfHealingPlanner | WarmWorkerPlanner] = [
-        WarmWorkerPlanner(provisioned, limits) for _ in range(warm_slots)
+    owned: list[SelfHealingPlanner | WarmPlannerSlot] = [
+        WarmPlannerSlot(provisioned, limits) for _ in range(warm_slots)
     ]
-    # One worker thread per warm slot, and one more than its threads for the new JVM.
-    workers = [*owned]
+    # One backfill thread per warm slot, and one more than its threads for the new JVM.
+    planners = [*owned]
     if shared:
         owned.append(shared)
-        workers += [shared] * (threads_in_jvm + 1)
-    threads = [threading.Thread(target=worker, args=(planner,), daemon=True) for planner in workers]
+        planners += [shared] * (threads_in_jvm + 1)
+    threads = [threading.Thread(target=backfill_thread, args=(planner,), daemon=True) for planner in planners]
     try:
         for thread in threads:
             thread.start()
@@ -148,7 +149,7 @@ def run(
     err.write(
         f"planlineage: {len(scripts)} scripts, {counts['ok']} ok, {counts['failed']} failed, "
         f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {slots} at once: "
-        f"{warm_slots} on the running warm worker, {new_jvm}); per job "
+        f"{warm_slots} on the running warm planner, {new_jvm}); per job "
         f"p50 {percentile(durations, 50) * 1000:.0f} ms, p95 {percentile(durations, 95) * 1000:.0f} ms\n"
     )
     return counts["ok"], counts["failed"]
@@ -162,9 +163,7 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
 
 
-def _one(
-    script: Path, planner: SelfHealingPlanner | WarmWorkerPlanner, jars: list[str], identity, columns: bool
-) -> dict:
+def _one(script: Path, planner: SelfHealingPlanner | WarmPlannerSlot, jars: list[str], identity, columns: bool) -> dict:
     try:
         text = script.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

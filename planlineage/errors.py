@@ -64,5 +64,5 @@ class PlannerTimeout(PlannerError):
     """The planner did not answer within the time given; it was stopped."""
 
 
-class WorkerError(EnvironmentProblem, RuntimeError):
+class WarmPlannerError(EnvironmentProblem, RuntimeError):
     """A warm planner could not be started or reached."""

@@ -1,7 +1,7 @@
 """Talks to a compile server: the child process that runs in a Flink version's virtualenv.
 
 One `Planner` is one JVM. A cold `extract` starts one, compiles one job and closes it; tests and
-warm workers keep it and send many jobs, each compiled in a fresh TableEnvironment; a backfill
+warm planners keep it and send many jobs, each compiled in a fresh TableEnvironment; a backfill
 sends them from several threads to a JVM that compiles as many at once.
 """
 

@@ -1,7 +1,7 @@
 """What the compile server is asked for one script: the statements it runs, and how.
 
 Kept apart from the compile itself so that the regression fixtures, the cold path and the warm
-workers all send the very same request for the same script.
+planners all send the very same request for the same script.
 """
 
 from __future__ import annotations

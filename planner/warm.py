@@ -25,14 +25,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from planlineage.errors import PlannerError, PlannerTimeout, WorkerError
+from planlineage.errors import PlannerError, PlannerTimeout, WarmPlannerError
 from planlineage.planner.compiler import Planner
 from planlineage.planner.provision import Provisioned, ensure
 from planlineage.planner.warm_up import WARM_UP, training_requests
 
 log = logging.getLogger("planlineage.warm")
 
-WORKER_DIR_ENV = "PLANLINEAGE_WORKER_DIR"
+PLANNER_DIR_ENV = "PLANLINEAGE_PLANNER_DIR"
 DEFAULT_IDLE_SECONDS = 15 * 60
 DEFAULT_MAX_JOBS = 500
 DEFAULT_MAX_RSS_MB = 600
@@ -55,7 +55,7 @@ class Limits:
 class SelfHealingPlanner:
     """A Planner that is replaced when it dies, hangs, or has served long enough.
 
-    Safe to use from several threads at once (a backfill's workers share one): with `threads`
+    Safe to use from several threads at once (a backfill's threads share one): with `threads`
     above 1 its JVM compiles that many jobs at once. A planner due for recycling takes no new job
     and is closed when its last job in flight is answered.
     """
@@ -193,9 +193,11 @@ def _descendants(pid: int) -> list[int]:
 # --- where warm planners live ----------------------------------------------------------------
 
 
-def worker_dir(create: bool = False) -> Path:
+def planner_dir(create: bool = False) -> Path:
     """The folder of the sockets, private to this user (checked, not assumed, when it exists)."""
-    configured = os.environ.get(WORKER_DIR_ENV)
+    from planlineage import deprecated  # the directory's old variable name is still read
+
+    configured = deprecated.environ(PLANNER_DIR_ENV)
     # Socket paths are limited to ~100 bytes, so the default is short rather than in a cache dir.
     folder = Path(configured) if configured else Path("/tmp") / f"planlineage-{os.getuid()}"
     if create:
@@ -203,15 +205,15 @@ def worker_dir(create: bool = False) -> Path:
     if folder.exists():
         info = folder.stat()
         if info.st_uid != os.getuid() or info.st_mode & 0o077:
-            raise WorkerError(
+            raise WarmPlannerError(
                 f"{folder} is not private to this user (owner and mode 0700 required); "
-                f"remove it or set {WORKER_DIR_ENV}."
+                f"remove it or set {PLANNER_DIR_ENV}."
             )
     return folder
 
 
 def socket_path(minor: str) -> Path:
-    return worker_dir() / f"flink-{minor}.sock"
+    return planner_dir() / f"flink-{minor}.sock"
 
 
 # --- the client side ----------------------------------------------------------------------
@@ -228,7 +230,7 @@ def _call(path: Path, message: dict, timeout: float) -> dict:
 
 class _Connection:
     """A connection to a warm planner that this process keeps for its next compile: a new one
-    per job cost a connect, an accept and a thread of the worker's (~0.2 ms of a ~15 ms job)."""
+    per job cost a connect, an accept and a thread of the warm planner's (~0.2 ms of a ~15 ms job)."""
 
     def __init__(self, path: Path):
         self.pid = os.getpid()  # a forked child must not write on its parent's connection
@@ -246,7 +248,7 @@ class _Connection:
         self.sock.sendall(line)
         answer = self.reader.readline()
         if not answer.endswith(b"\n"):
-            raise WorkerError("the warm planner closed the connection")
+            raise WarmPlannerError("the warm planner closed the connection")
         return answer
 
     def close(self) -> None:
@@ -277,14 +279,14 @@ def _compile_call(path: Path, request: dict, timeout: float) -> dict:
     except TimeoutError:
         conn.close()
         raise
-    except (OSError, WorkerError):
+    except (OSError, WarmPlannerError):
         conn.close()
         if fresh:
             raise
         conn = _Connection(path)
         try:
             answer = conn.ask(line, timeout)
-        except (OSError, WorkerError):
+        except (OSError, WarmPlannerError):
             conn.close()
             raise
     with _kept_lock:
@@ -298,7 +300,7 @@ def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
     """The answer of the running warm planner of that version, or None when there is none to ask."""
     try:
         path = socket_path(minor)
-    except WorkerError as error:
+    except WarmPlannerError as error:
         log.warning("planlineage: %s", error)
         return None
     if not path.exists():
@@ -306,7 +308,7 @@ def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
         return None
     try:
         answer = _compile_call(path, request, timeout)
-    except (OSError, ValueError, WorkerError):
+    except (OSError, ValueError, WarmPlannerError):
         return None  # a stale socket or a dying warm planner: the cold path answers instead
     return answer if "ok" in answer else None
 
@@ -316,7 +318,7 @@ def _idle_marker(path: Path) -> Path:
 
 
 def _notice_idle_stop(path: Path, minor: str) -> None:
-    """Says once (the marker is consumed) that the worker stopped after idling, so a slower cold
+    """Says once (the marker is consumed) that the warm planner stopped after idling, so a slower cold
     compile is not a mystery."""
     marker = _idle_marker(path)
     try:
@@ -334,21 +336,21 @@ def _notice_idle_stop(path: Path, minor: str) -> None:
 def status() -> list[dict]:
     """What every reachable warm planner says about itself; stale sockets are reported as such."""
     try:
-        folder = worker_dir()
-    except WorkerError as error:
+        folder = planner_dir()
+    except WarmPlannerError as error:
         return [{"error": str(error)}]
     found = []
     for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
         try:
             found.append(_call(path, {"op": "status"}, 5.0))
-        except (OSError, ValueError, WorkerError):
+        except (OSError, ValueError, WarmPlannerError):
             found.append({"socket": str(path), "state": "not answering (stale socket)"})
     return found
 
 
 def stop(minor: str | None = None) -> int:
     """Stops the warm planner of a version (or every one); how many were stopped."""
-    folder = worker_dir()
+    folder = planner_dir()
     stopped = 0
     for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
         if minor and path.name != f"flink-{minor}.sock":
@@ -356,7 +358,7 @@ def stop(minor: str | None = None) -> int:
         try:
             _call(path, {"op": "stop"}, 10.0)
             stopped += 1
-        except (OSError, ValueError, WorkerError):
+        except (OSError, ValueError, WarmPlannerError):
             path.unlink(missing_ok=True)  # nobody listens: a leftover
         deadline = time.monotonic() + 10
         while path.exists() and time.monotonic() < deadline:  # stopped means no longer reachable
@@ -368,13 +370,13 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
     """Starts a detached warm planner for a version (provisioning it first) and waits until it answers."""
     provisioned = ensure(version)
     minor = provisioned.flink.minor
-    worker_dir(create=True)
+    planner_dir(create=True)
     path = socket_path(minor)
     try:
         return _call(path, {"op": "status"}, 5.0)  # already running
-    except (OSError, ValueError, WorkerError):
+    except (OSError, ValueError, WarmPlannerError):
         path.unlink(missing_ok=True)
-    log_path = worker_dir() / f"flink-{minor}.log"
+    log_path = planner_dir() / f"flink-{minor}.log"
     command = [
         sys.executable,
         "-P",  # a planlineage/ folder in the working directory must not shadow the package
@@ -399,9 +401,9 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
     while time.monotonic() < deadline:
         try:
             return _call(path, {"op": "status"}, 5.0)
-        except (OSError, ValueError, WorkerError):
+        except (OSError, ValueError, WarmPlannerError):
             time.sleep(0.2)
-    raise WorkerError(f"the Flink {minor} warm planner did not start within {wait:g} s; see {log_path}")
+    raise WarmPlannerError(f"the Flink {minor} warm planner did not start within {wait:g} s; see {log_path}")
 
 
 # --- the daemon ---------------------------------------------------------------------------
@@ -415,7 +417,7 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
     """Runs a warm planner in this process until stopped or idle for `idle_seconds`."""
     provisioned = ensure(version)
     minor = provisioned.flink.minor
-    worker_dir(create=True)
+    planner_dir(create=True)
     path = socket_path(minor)
     planner = SelfHealingPlanner(provisioned, limits)
     # Pay the JVM start and the first compile of every common shape now, not on the first jobs.

@@ -4,7 +4,7 @@ CompiledPlan JSON (io.planlineage.standin.Server, built at provisioning).
 Run with the version venv's own python (its pyflink/lib holds the version's jars), it puts the
 JVM in its own place: the caller then writes requests to the JVM's stdin and reads answers from
 its stdout, one JSON object per line each, with nothing in between. A cold `extract` sends one
-request, a test module or a warm worker many to the same JVM, a backfill many at once to a JVM
+request, a test module or a warm planner many to the same JVM, a backfill many at once to a JVM
 with `--threads N` (answers then come in the order jobs finish). Every job gets a fresh
 TableEnvironment, so nothing it declares outlives it; the JVM exits when its stdin closes.
 

@@ -7,7 +7,7 @@ import sys
 def run(*args, env_dir):
     import os
 
-    env = dict(os.environ, PLANLINEAGE_WORKER_DIR=str(env_dir))
+    env = dict(os.environ, PLANLINEAGE_PLANNER_DIR=str(env_dir))
     return subprocess.run(
         [sys.executable, "-m", "planlineage", *args], capture_output=True, text=True, timeout=60, env=env
     )

@@ -7,7 +7,7 @@ from planlineage.cli.main import main
 from planlineage.pipeline import ExtractError
 from planlineage.planner.compiler import PlannerError
 from planlineage.planner.provision import ProvisionError
-from planlineage.planner.warm import WorkerError
+from planlineage.planner.warm import WarmPlannerError
 from planlineage.registry import ConfigError
 
 
@@ -19,7 +19,7 @@ from planlineage.registry import ConfigError
         (ProvisionError, 3),
         (PlannerError, 3),
         (errors.PlannerTimeout, 3),
-        (WorkerError, 3),
+        (WarmPlannerError, 3),
     ],
 )
 def test_each_error_says_whose_problem_it_is(error, code):

@@ -23,7 +23,14 @@ COMMAND_MODULES = {f"planlineage.cli.{module}" for module, _ in COMMANDS.values(
 #: Standard modules a command that logs nothing and starts nothing must not load: each costs every
 #: one of a platform's concurrent submissions milliseconds of CPU.
 SLOW_STDLIB = {"logging", "dataclasses", "inspect", "uuid", "socket", "shutil", "tempfile", "subprocess"}
-LISTING = {"planlineage", "planlineage.cli", "planlineage.cli.main", "planlineage.errors", "planlineage.lazylog"}
+LISTING = {
+    "planlineage",
+    "planlineage.cli",
+    "planlineage.cli.main",
+    "planlineage.deprecated",
+    "planlineage.errors",
+    "planlineage.lazylog",
+}
 #: Everything `state` loads: the store, the settings, the run state machine, the spool, and the
 #: check that the compile service runs.  Nothing that builds or sends events.
 STATE = LISTING | {

@@ -85,7 +85,7 @@ def test_statement_set_submit_running_finished(run):
             seen.setdefault(event["job"]["name"], []).append(event)
         assert set(seen) == set(jobs), (
             server.events,
-            (run.home / "worker.log").read_text() if (run.home / "worker.log").exists() else "",
+            (run.home / "compile-service.log").read_text() if (run.home / "compile-service.log").exists() else "",
         )
         parent_runs = {e["run"]["runId"] for e in seen["clicks"]}
         assert len(parent_runs) == 1
@@ -135,7 +135,7 @@ def test_broken_sql_with_a_secret_is_abandoned_quietly(run):
         wait_jobs_done(run.home)
         failed = run("state", "--app-id", "a", "--state", "FAILED", "--error", "no")
         assert server.events == []
-        log = (run.home / "worker.log").read_text()
+        log = (run.home / "compile-service.log").read_text()
         assert "no lineage for a" in log and secret not in log
         for result in (submitted, failed):
             assert secret.encode() not in result.stdout + result.stderr

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 @pytest.fixture
 def running_worker(tmp_path, monkeypatch, provisioned):
     folder = Path("/tmp") / f"pl-imports-{os.getpid()}-{tmp_path.name[-12:]}"
-    monkeypatch.setenv(warm.WORKER_DIR_ENV, str(folder))
+    monkeypatch.setenv(warm.PLANNER_DIR_ENV, str(folder))
     warm.start(provisioned.flink.minor, warm.Limits(), idle_seconds=300)
     yield provisioned.flink.minor
     warm.stop()

@@ -27,7 +27,7 @@ JOB = (
 @pytest.fixture
 def worker_dir(tmp_path, monkeypatch):
     folder = Path("/tmp") / f"pl-test-{os.getpid()}-{tmp_path.name[-12:]}"
-    monkeypatch.setenv(warm.WORKER_DIR_ENV, str(folder))
+    monkeypatch.setenv(warm.PLANNER_DIR_ENV, str(folder))
     yield folder
     warm.stop()
     for leftover in folder.glob("*") if folder.exists() else []:

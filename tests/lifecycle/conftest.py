@@ -27,4 +27,4 @@ def cli(private_home, tmp_path):
         except OSError:
             pass
     runner.planner.release()  # a held compile of a still-live planner ends (its service is gone)
-    shutil.rmtree(runner.env["PLANLINEAGE_WORKER_DIR"], ignore_errors=True)
+    shutil.rmtree(runner.env["PLANLINEAGE_PLANNER_DIR"], ignore_errors=True)

@@ -38,8 +38,8 @@ class Cli:
         self.planner = RecordedPlanner(tmp / "flink-cache")
         self.env.update(self.planner.env())
         # No warm planner of the machine's user answers for ours (socket paths are short: not tmp).
-        self.env["PLANLINEAGE_WORKER_DIR"] = tempfile.mkdtemp(prefix="pl-life-")
-        self.env["PLANLINEAGE_WORKER_FLUSH_SECONDS"] = "3"
+        self.env["PLANLINEAGE_PLANNER_DIR"] = tempfile.mkdtemp(prefix="pl-life-")
+        self.env["PLANLINEAGE_COMPILE_FLUSH_SECONDS"] = "3"
         # The compile service stops soon after its work, so that a test can wait for it to end.
         self.env["PLANLINEAGE_COMPILE_IDLE_SECONDS"] = "0.3"
 

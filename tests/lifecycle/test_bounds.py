@@ -108,7 +108,7 @@ def test_spark_conf_crlf_input_keeps_crlf(cli, server):
 
 def test_submit_of_a_script_over_the_size_cap_is_said_at_once_and_leaves_a_gap(cli, server, tmp_path):
     """A script over lineage.script-max-bytes (default 4 MiB) is neither read, split nor compiled:
-    ``submit`` exits 0 at once saying so, the run is not reported and the worker log says why.
+    ``submit`` exits 0 at once saying so, the run is not reported and the compile service's log says why.
     (Before: 50,000 statements were split for minutes on the platform's path, then compiled.)"""
     configure(cli, server)
     huge = tmp_path / "huge.sql"
@@ -125,7 +125,7 @@ def test_submit_of_a_script_over_the_size_cap_is_said_at_once_and_leaves_a_gap(c
     cli.wait_workers(60)
     state(cli, "app-1", "RUNNING")
     assert server.events == []
-    assert "over the limit" in (cli.home / "worker.log").read_text()
+    assert "over the limit" in (cli.home / "compile-service.log").read_text()
     # a smaller cap applies to the same script's smaller cousin; a raised one lets it through
     small = tmp_path / "small.sql"
     small.write_text(statement * 20)

@@ -28,7 +28,7 @@ class NoJvm(Exception):
 def sockets(monkeypatch):
     # Unix socket paths are limited to ~100 bytes: a short private folder, not under tmp_path.
     folder = Path(tempfile.mkdtemp(prefix="pl-warm-"))
-    monkeypatch.setenv("PLANLINEAGE_WORKER_DIR", str(folder))
+    monkeypatch.setenv("PLANLINEAGE_PLANNER_DIR", str(folder))
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -225,7 +225,7 @@ def _lifecycle(tmp: Path, store_url: str | None) -> dict[str, str]:
                 os.kill(pid, 9)
             except OSError:
                 pass
-        shutil.rmtree(cli.env["PLANLINEAGE_WORKER_DIR"], ignore_errors=True)
+        shutil.rmtree(cli.env["PLANLINEAGE_PLANNER_DIR"], ignore_errors=True)
     return seen
 
 

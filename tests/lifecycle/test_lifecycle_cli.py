@@ -213,7 +213,7 @@ def test_concurrent_submit_and_state_nothing_lost_or_duplicated(cli, server, tmp
         per_job[event["job"]["name"]] += 1
     assert per_job == Counter({f"job-{app}": 3 for app in apps}), (
         per_job,
-        [cli.home.joinpath(f).read_text() for f in ("worker.log",) if cli.home.joinpath(f).exists()],
+        [cli.home.joinpath(f).read_text() for f in ("compile-service.log",) if cli.home.joinpath(f).exists()],
     )
     for app in apps:
         events = [e for e in server.events if e["job"]["name"] == f"job-{app}"]
@@ -279,7 +279,7 @@ def test_broken_sql_and_missing_jar_fail_open(cli, server, tmp_path):
         state(cli, app, "RUNNING")
         state(cli, app, "FAILED", "--error", "boom")
     assert server.events == []
-    log = (cli.home / "worker.log").read_text()
+    log = (cli.home / "compile-service.log").read_text()
     assert "SQL parse failed" in log
 
 
@@ -334,7 +334,7 @@ def test_sql_facet_is_capped_with_a_marker_and_a_warning(cli, server, tmp_path):
     state(cli, "app-1", "FINISHED")
     query = server.events[0]["job"]["facets"]["sql"]["query"]
     assert len(query.encode()) <= 4096 and "SQL truncated to 4096 of" in query
-    assert "truncated" in (cli.home / "worker.log").read_text()
+    assert "truncated" in (cli.home / "compile-service.log").read_text()
     assert all(len(r.body) < 64 * 1024 for r in server.requests)
 
 
@@ -457,7 +457,7 @@ def test_a_fixed_token_reaches_the_running_compile_service_and_releases_what_401
     from gravitino_server import GravitinoTestServer
 
     cli.env["PLANLINEAGE_COMPILE_IDLE_SECONDS"] = "60"  # the service keeps running, delivering
-    cli.env["PLANLINEAGE_WORKER_FLUSH_SECONDS"] = "20"  # in passes as long as by default
+    cli.env["PLANLINEAGE_COMPILE_FLUSH_SECONDS"] = "20"  # in passes as long as by default
     with GravitinoTestServer(token="FAKE-right-token") as srv:
         configure(cli, srv)
         assert cli("settings", "set", "lineage.token", "FAKE-wrong-token").returncode == 0

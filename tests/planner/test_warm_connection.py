@@ -21,7 +21,7 @@ def sockets(monkeypatch):
     # Unix socket paths are limited to ~100 bytes: a short private folder, not under tmp_path.
     folder = Path(tempfile.mkdtemp(prefix="pl-conn-"))
     folder.chmod(0o700)
-    monkeypatch.setenv(warm.WORKER_DIR_ENV, str(folder))
+    monkeypatch.setenv(warm.PLANNER_DIR_ENV, str(folder))
     yield folder
     with warm._kept_lock:
         for conn in warm._kept.values():

@@ -435,7 +435,7 @@ def test_a_compile_service_whose_store_is_away_tries_once_a_second_and_logs_as_o
     store = PostgresStore(f"postgresql://u:{PASSWORD}@127.0.0.1:{free_port()}/db", private_home)
     spool.put(store, "app-1", "RUNNING", None, "2026-01-01T00:00:00.000Z")  # waits for the store
     service = compile_service.Service(store, 1, idle_seconds=60)
-    caplog.set_level(logging.WARNING, "planlineage.worker")
+    caplog.set_level(logging.WARNING, "planlineage.compile_service")
     thread = threading.Thread(target=service.serve, args=(0,), daemon=True)
     thread.start()
     time.sleep(2.5)

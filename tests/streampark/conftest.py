@@ -117,7 +117,7 @@ def real_planner(worker_dir):
 
     if list_installed().get("1.20", {}).get("state") != "ready":
         pytest.skip("Flink 1.20 is not provisioned in $PLANLINEAGE_FLINK_CACHE (the flink120 tox env provisions it)")
-    env = dict(os.environ, PLANLINEAGE_WORKER_DIR=worker_dir)
+    env = dict(os.environ, PLANLINEAGE_PLANNER_DIR=worker_dir)
     subprocess.run(
         [sys.executable, "-P", "-m", "planlineage", "planner", "start", "1.20"], env=env, check=True, timeout=180
     )
@@ -133,8 +133,8 @@ class Watch:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("PLANLINEAGE_")}
         self.env.update(
             PLANLINEAGE_HOME=str(home),
-            PLANLINEAGE_WORKER_DIR=worker_dir,
-            PLANLINEAGE_WORKER_FLUSH_SECONDS="3",
+            PLANLINEAGE_PLANNER_DIR=worker_dir,
+            PLANLINEAGE_COMPILE_FLUSH_SECONDS="3",
             PLANLINEAGE_COMPILE_IDLE_SECONDS="0.5",
             PLANLINEAGE_LINEAGE_ADDRESS=gravitino.address,
             PLANLINEAGE_STREAMPARK_PASSWORD=WATCH_PASSWORD,
@@ -157,7 +157,7 @@ class Watch:
         self.planner.record_error(BROKEN, PARSE_ERROR)
         self.env.update(self.planner.env())
         # Not the session's real warm planner: it would answer first (socket paths are short).
-        self.env["PLANLINEAGE_WORKER_DIR"] = tempfile.mkdtemp(prefix="pl-sp-")
+        self.env["PLANLINEAGE_PLANNER_DIR"] = tempfile.mkdtemp(prefix="pl-sp-")
         return self.planner
 
     def __call__(self, *args: str, timeout: float = 90, **env: str) -> subprocess.CompletedProcess:
@@ -209,7 +209,7 @@ class Watch:
         return code
 
     def everything_written(self) -> str:
-        """All output, the worker log and every file of the home (the password must be in none)."""
+        """All output, the compile service's log and every file of the home (the password must be in none)."""
         parts = list(self.outputs)
         for path in self.home.rglob("*"):
             if path.is_file():

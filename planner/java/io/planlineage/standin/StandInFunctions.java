@@ -22,7 +22,7 @@ import org.apache.flink.table.resource.ResourceUri;
 
 /**
  * Stands in for functions whose implementation the analyser cannot load: a Java/Scala class that
- * is on no jar it was given, or any Python function (the analyser runs no Python workers). The
+ * is on no jar it was given, or any Python function (the analyser runs no Python code). The
  * stand-in has the function's name, accepts any arguments and returns the type the script's usage
  * implies (hints computed in Python from the SQL text, see planner/function_usage.py), so the
  * statements using it plan exactly as they would with the real class: the tables read and written
