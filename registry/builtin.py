@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from . import cdc, filesystem, jdbc, kafka
-from .outcome import Outcome
+from .rule_result import RuleResult
 
-Rule = Callable[[Mapping[str, str], str], Outcome]
+Rule = Callable[[Mapping[str, str], str], RuleResult]
 
 
-def _no_physical_dataset(options: Mapping[str, str], connector: str) -> Outcome:
+def _no_physical_dataset(options: Mapping[str, str], connector: str) -> RuleResult:
     # Generated or discarded rows: the table takes part in the job but stands for no data at rest.
-    return Outcome(by_design_none=True)
+    return RuleResult(by_design_none=True)
 
 
 BUILTIN_RULES: dict[str, Rule] = {

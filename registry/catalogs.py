@@ -32,7 +32,7 @@ from pathlib import Path
 from .filesystem import filesystem_identity
 from .javauri import parse_java_uri
 from .jdbc import JdbcUnsupported, jdbc_identity
-from .outcome import Outcome
+from .rule_result import RuleResult
 
 CATALOG_TYPE = "planlineage.catalog-type"
 CATALOG_PROPERTY = "planlineage.catalog."
@@ -42,14 +42,14 @@ def is_catalog_table(options: Mapping[str, str]) -> bool:
     return CATALOG_TYPE in options or options.get("connector") == "iceberg"
 
 
-def rule(options: Mapping[str, str], table: str) -> Outcome:
+def rule(options: Mapping[str, str], table: str) -> RuleResult:
     """The physical datasets (with the catalog's TABLE symlinks) and warnings of a catalog table."""
     outcome, symlinks = _rule(options, table)
     outcome.symlinks = symlinks
     return outcome
 
 
-def _rule(options: Mapping[str, str], table: str) -> tuple[Outcome, list[tuple[str, str]]]:
+def _rule(options: Mapping[str, str], table: str) -> tuple[RuleResult, list[tuple[str, str]]]:
     if options.get("connector") == "iceberg" and CATALOG_TYPE not in options:
         catalog_type, props = "iceberg", dict(options)
         database = options.get("catalog-database") or _part(table, 1)
@@ -59,10 +59,10 @@ def _rule(options: Mapping[str, str], table: str) -> tuple[Outcome, list[tuple[s
         props = {k[len(CATALOG_PROPERTY) :]: v for k, v in options.items() if k.startswith(CATALOG_PROPERTY)}
         database, name = _part(table, 1), _part(table, 2)
     if not database or not name:
-        return Outcome(warnings=[f"catalog type '{catalog_type}' needs the table's database and name"]), []
+        return RuleResult(warnings=[f"catalog type '{catalog_type}' needs the table's database and name"]), []
     handler = _RULES.get(catalog_type.lower())
     if handler is None:
-        return Outcome(
+        return RuleResult(
             warnings=[f"no identity rule for catalog type '{catalog_type}'; only the Flink table is known"]
         ), []
     return handler(props, database, name)
@@ -86,13 +86,13 @@ def _iceberg(props: Mapping[str, str], database: str, name: str):
         if metastore:
             symlinks.append((metastore, f"{database}.{name}"))
         if not warehouse:
-            return Outcome(
+            return RuleResult(
                 warnings=["iceberg hive catalog without 'warehouse': the table's location is kept by the metastore"]
             ), symlinks
-        return Outcome(datasets=[_location(warehouse, f"{database}.db", name)]), symlinks
+        return RuleResult(datasets=[_location(warehouse, f"{database}.db", name)]), symlinks
     if kind == "hadoop" and warehouse:
-        return Outcome(datasets=[_location(warehouse, database, name)]), symlinks
-    return Outcome(
+        return RuleResult(datasets=[_location(warehouse, database, name)]), symlinks
+    return RuleResult(
         warnings=[f"iceberg catalog-type '{kind or props.get('catalog-impl')}' keeps table locations in the catalog"]
     ), symlinks
 
@@ -105,34 +105,34 @@ def _paimon(props: Mapping[str, str], database: str, name: str):
             symlinks.append((metastore, f"{database}.{name}"))
     warehouse = props.get("warehouse", "")
     if not warehouse:
-        return Outcome(warnings=["paimon catalog without 'warehouse'"]), symlinks
-    return Outcome(datasets=[_location(warehouse, f"{database}.db", name)]), symlinks
+        return RuleResult(warnings=["paimon catalog without 'warehouse'"]), symlinks
+    return RuleResult(datasets=[_location(warehouse, f"{database}.db", name)]), symlinks
 
 
 def _hudi(props: Mapping[str, str], database: str, name: str):
     path = props.get("catalog.path", "")
     if props.get("mode", "dfs").lower() != "dfs" or not path:
-        return Outcome(warnings=["hudi catalog: only the 'dfs' mode with 'catalog.path' names a location"]), []
-    return Outcome(datasets=[_location(path, database, name)]), []
+        return RuleResult(warnings=["hudi catalog: only the 'dfs' mode with 'catalog.path' names a location"]), []
+    return RuleResult(datasets=[_location(path, database, name)]), []
 
 
 def _hive(props: Mapping[str, str], database: str, name: str):
     metastore = _metastore(props)
     if not metastore:
-        return Outcome(
+        return RuleResult(
             warnings=["hive catalog: no metastore address ('hive.metastore.uris' in a readable hive-conf-dir)"]
         ), []
-    return Outcome(datasets=[(metastore, f"{database}.{name}")]), []
+    return RuleResult(datasets=[(metastore, f"{database}.{name}")]), []
 
 
 def _jdbc(props: Mapping[str, str], database: str, name: str):
     base = props.get("base-url", "")
     if not base:
-        return Outcome(warnings=["jdbc catalog without 'base-url'"]), []
+        return RuleResult(warnings=["jdbc catalog without 'base-url'"]), []
     try:
-        return Outcome(datasets=[jdbc_identity(base.rstrip("/") + "/" + database, name)]), []
+        return RuleResult(datasets=[jdbc_identity(base.rstrip("/") + "/" + database, name)]), []
     except JdbcUnsupported as exc:
-        return Outcome(warnings=[f"jdbc catalog base-url cannot be named offline: {exc}"]), []
+        return RuleResult(warnings=[f"jdbc catalog base-url cannot be named offline: {exc}"]), []
 
 
 def _metastore(props: Mapping[str, str]) -> str | None:

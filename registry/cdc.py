@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import cast
 
 from .jdbc import JdbcUnsupported, jdbc_identity
-from .outcome import Outcome, require
+from .rule_result import RuleResult, require
 
 _PLAIN_IDENTIFIER = re.compile(r"[A-Za-z0-9_$]+")
 
@@ -42,7 +42,7 @@ def _url(connector: str, host: str, port: str | None, database: str) -> str:
 CONNECTORS = ("mysql-cdc", "postgres-cdc", "oracle-cdc", "sqlserver-cdc")
 
 
-def rule(options: Mapping[str, str], connector: str) -> Outcome:
+def rule(options: Mapping[str, str], connector: str) -> RuleResult:
     oracle_url = options.get("url") if connector == "oracle-cdc" else None
     host = None if oracle_url else require(options, connector, "hostname")
     database = require(options, connector, "database-name")
@@ -55,7 +55,7 @@ def rule(options: Mapping[str, str], connector: str) -> Outcome:
     checks += [("table-name", part) for part in table_parts]
     for option, value in checks:
         if not _PLAIN_IDENTIFIER.fullmatch(value):
-            return Outcome(
+            return RuleResult(
                 warnings=[
                     f"connector '{connector}' option '{option}' = '{options[option]}' is a regular "
                     "expression, whose tables cannot be known offline; no dataset"
@@ -66,8 +66,8 @@ def rule(options: Mapping[str, str], connector: str) -> Outcome:
     try:
         if oracle_url:
             namespace, _ = jdbc_identity(oracle_url, table_name)
-            return Outcome(datasets=[(namespace, f"{database}.{table_name}")])
+            return RuleResult(datasets=[(namespace, f"{database}.{table_name}")])
         url = _url(connector, cast(str, host), options.get("port"), database)  # a hostname unless oracle_url
-        return Outcome(datasets=[jdbc_identity(url, table_name)])
+        return RuleResult(datasets=[jdbc_identity(url, table_name)])
     except JdbcUnsupported as exc:
-        return Outcome(warnings=[f"connector '{connector}' cannot be named offline: {exc}; no dataset"])
+        return RuleResult(warnings=[f"connector '{connector}' cannot be named offline: {exc}; no dataset"])

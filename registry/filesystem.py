@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from urllib.parse import quote
 
 from .javauri import JavaURI, JavaURISyntaxError, parse_java_uri
-from .outcome import Outcome, require
+from .rule_result import RuleResult, require
 
 
 class LocationError(ValueError):
@@ -63,10 +63,10 @@ def filesystem_identity(location: str) -> tuple[str, str]:
     return namespace, uri.path.rstrip("/") or "/"
 
 
-def rule(options: Mapping[str, str], connector: str) -> Outcome:
+def rule(options: Mapping[str, str], connector: str) -> RuleResult:
     """`filesystem` and `hudi`: the table's `path` option."""
     path = require(options, connector, "path")
     try:
-        return Outcome(datasets=[filesystem_identity(path)])
+        return RuleResult(datasets=[filesystem_identity(path)])
     except LocationError as exc:
-        return Outcome(warnings=[f"connector '{connector}': {exc}; no dataset"])
+        return RuleResult(warnings=[f"connector '{connector}': {exc}; no dataset"])

@@ -33,8 +33,8 @@ from planlineage.document import Dataset, Symlink
 from . import catalogs
 from .builtin import BUILTIN_RULES
 from .config import IdentityConfig
-from .outcome import MissingOption, Outcome
 from .resolvers import resolve_namespace
+from .rule_result import MissingOption, RuleResult
 from .secrets import is_secret_key, redact_text, secret_values, strip_credentials
 
 _DEFAULT = IdentityConfig()
@@ -46,9 +46,9 @@ class Resolution:
     warnings: list[str] = field(default_factory=list)
 
 
-def _run_rule(options: Mapping[str, str], table: str, connector: str | None, config: IdentityConfig) -> Outcome:
+def _run_rule(options: Mapping[str, str], table: str, connector: str | None, config: IdentityConfig) -> RuleResult:
     if not connector:
-        return Outcome(warnings=["no 'connector' option, so no identity rule applies"])
+        return RuleResult(warnings=["no 'connector' option, so no identity rule applies"])
     try:
         user_rule = config.rules.get(connector)
         if user_rule is not None:
@@ -57,10 +57,10 @@ def _run_rule(options: Mapping[str, str], table: str, connector: str | None, con
             return catalogs.rule(options, table)
         builtin = BUILTIN_RULES.get(connector)
         if builtin is None:
-            return Outcome(warnings=[f"no identity rule for connector '{connector}'"])
+            return RuleResult(warnings=[f"no identity rule for connector '{connector}'"])
         return builtin(options, connector)
     except MissingOption as exc:
-        return Outcome(warnings=[str(exc)])
+        return RuleResult(warnings=[str(exc)])
 
 
 def _public_values(options: Mapping[str, str]) -> list[str]:

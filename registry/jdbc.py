@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .javauri import _USERINFO as _JAVA_USERINFO
 from .javauri import JavaURISyntaxError, _is_other, java_split, parse_java_uri
-from .outcome import Outcome, require
+from .rule_result import RuleResult, require
 
 
 class JdbcParseError(JavaURISyntaxError):
@@ -443,12 +443,12 @@ def jdbc_identity(url: str, table_name: str) -> tuple[str, str]:
     raise AssertionError("the generic extractor accepts every URL")
 
 
-def rule(options: Mapping[str, str], connector: str) -> Outcome:
+def rule(options: Mapping[str, str], connector: str) -> RuleResult:
     """The Flink `jdbc` connector: its `url` and `table-name` options, as openlineage-flink's
     JdbcTableLineageDatasetIdentifierVisitor passes them (no JDBC properties)."""
     url = require(options, connector, "url")
     table_name = require(options, connector, "table-name")
     try:
-        return Outcome(datasets=[jdbc_identity(url, table_name)])
+        return RuleResult(datasets=[jdbc_identity(url, table_name)])
     except JdbcUnsupported as exc:
-        return Outcome(warnings=[f"connector '{connector}' url cannot be named offline: {exc}; no dataset"])
+        return RuleResult(warnings=[f"connector '{connector}' url cannot be named offline: {exc}; no dataset"])

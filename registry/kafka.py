@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .javauri import java_split
-from .outcome import MissingOption, Outcome, require
+from .rule_result import MissingOption, RuleResult, require
 
 
 def flink_list(value: str, delimiter: str = ";") -> list[str]:
@@ -77,12 +77,12 @@ def first_bootstrap_server(servers: str) -> str:
     return parts[0] if parts else ""
 
 
-def rule(options: Mapping[str, str], connector: str) -> Outcome:
+def rule(options: Mapping[str, str], connector: str) -> RuleResult:
     servers = require(options, connector, "properties.bootstrap.servers")
     if not options.get("topic"):
         pattern = options.get("topic-pattern")
         if pattern:
-            return Outcome(
+            return RuleResult(
                 warnings=[
                     f"connector '{connector}' reads 'topic-pattern' = '{pattern}', whose topics "
                     "cannot be known offline; no dataset"
@@ -91,11 +91,11 @@ def rule(options: Mapping[str, str], connector: str) -> Outcome:
         raise MissingOption(connector, "topic")
     first = first_bootstrap_server(servers)
     if not first:
-        return Outcome(warnings=[f"connector '{connector}' has an empty first bootstrap server; no dataset"])
+        return RuleResult(warnings=[f"connector '{connector}' has an empty first bootstrap server; no dataset"])
     try:
         topics = flink_list(options["topic"])
     except ValueError as exc:
-        return Outcome(warnings=[f"connector '{connector}' option 'topic' is not a valid list ({exc}); no dataset"])
+        return RuleResult(warnings=[f"connector '{connector}' option 'topic' is not a valid list ({exc}); no dataset"])
     namespace = "kafka://" + first
     seen: list[str] = []
     for topic in topics:
@@ -103,4 +103,4 @@ def rule(options: Mapping[str, str], connector: str) -> Outcome:
             seen.append(topic)
     if not seen:
         raise MissingOption(connector, "topic")
-    return Outcome(datasets=[(namespace, topic) for topic in seen])
+    return RuleResult(datasets=[(namespace, topic) for topic in seen])

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .outcome import MissingOption, Outcome
+from .rule_result import MissingOption, RuleResult
 from .secrets import is_secret_key, strip_credentials
 
 TABLE_FIELDS = ("$table", "$catalog", "$database", "$object")
@@ -129,13 +129,13 @@ class UserRule:
     name: Template
     source: str = ""  # the file it came from, for messages
 
-    def __call__(self, options: Mapping[str, str], connector: str, table: str = "") -> Outcome:
+    def __call__(self, options: Mapping[str, str], connector: str, table: str = "") -> RuleResult:
         try:
             namespace = self.namespace.render(options, table, connector)
             name = self.name.render(options, table, connector)
         except _TableFieldMissing as exc:
-            return Outcome(warnings=[f"user rule for connector '{connector}': {exc}; no dataset"])
+            return RuleResult(warnings=[f"user rule for connector '{connector}': {exc}; no dataset"])
         if not namespace or not name:
             empty = "namespace" if not namespace else "name"
-            return Outcome(warnings=[f"user rule for connector '{connector}' renders an empty {empty}; no dataset"])
-        return Outcome(datasets=[(namespace, name)])
+            return RuleResult(warnings=[f"user rule for connector '{connector}' renders an empty {empty}; no dataset"])
+        return RuleResult(datasets=[(namespace, name)])

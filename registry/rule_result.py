@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class Outcome:
+class RuleResult:
     datasets: list[tuple[str, str]] = field(default_factory=list)  # (namespace, name)
     warnings: list[str] = field(default_factory=list)
     # True for connectors that by design have no physical dataset (datagen, print, blackhole).
