@@ -62,7 +62,7 @@ from openlineage.client.serde import Serde
 
 from planlineage.clock import format_time, utc_now
 from planlineage.document import Column, Dataset, JobLineage, SinkLineage
-from planlineage.emitter.runs import (  # noqa: F401 - part of this module's API
+from planlineage.emitter.run_ids import (  # noqa: F401 - part of this module's API
     EVENT_TYPES,
     TERMINAL_EVENT_TYPES,
     child_run_id,

@@ -80,7 +80,7 @@ def submit_job(
     written) ends the run at once: it is dropped and :class:`QueueFailed` says why and what to do,
     so that the application's run is never left compiling for ever.
     """
-    from planlineage.emitter.runs import new_run_id
+    from planlineage.emitter.run_ids import new_run_id
     from planlineage.lifecycle import runs, spool
     from planlineage.store.sqlite import StoreError
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from planlineage import lazylog
 from planlineage.clock import utc_now
-from planlineage.emitter.runs import TERMINAL_EVENT_TYPES, new_run_id
+from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES, new_run_id
 from planlineage.lifecycle import spool
 from planlineage.lifecycle.fail_open import fail_open
 from planlineage.lifecycle.run_rows import (

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from planlineage.emitter import outbox
-from planlineage.emitter.runs import TERMINAL_EVENT_TYPES
+from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.lifecycle import compile_queue, compile_service, delivery, runner, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError

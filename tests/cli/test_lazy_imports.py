@@ -38,7 +38,7 @@ STATE = LISTING | {
     "planlineage.cli.messages",
     "planlineage.clock",
     "planlineage.emitter",
-    "planlineage.emitter.runs",
+    "planlineage.emitter.run_ids",
     "planlineage.store.sqlite",
     "planlineage.emitter.transport_kinds",
     "planlineage.home",

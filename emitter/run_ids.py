@@ -1,5 +1,6 @@
-"""Runs: their event types, new run ids (UUIDv7, time-ordered, as OpenLineage recommends) and the
-children's. Times are :mod:`planlineage.clock`'s.
+"""A run's ids and the event types it goes through: new run ids (UUIDv7, time-ordered, as
+OpenLineage recommends) and its children's (one per sink of a STATEMENT SET). Times are
+:mod:`planlineage.clock`'s.
 
 Standard library only, so that recording a submission does not import openlineage-python.
 """
