@@ -98,6 +98,7 @@ def cmd_submit(args) -> None:
 
     store = open_store()
     settings = Settings(store)
+    outage: StoreError | None
     try:
         configured = settings.configured()
     except StoreError as away:
@@ -118,7 +119,7 @@ def cmd_submit(args) -> None:
     error = None
     sql = None
     try:
-        sql = _read_sql(args.sql_file, script.max_bytes(settings.get(script.MAX_BYTES_KEY)))
+        sql = _read_sql(args.sql_file, _script_limit(settings, script, outage))
     except script.ScriptTooLarge as problem:  # said at once, without reading or splitting it
         error = f"the SQL file {args.sql_file} is not analysed: {problem}"
     except OSError as problem:
@@ -161,6 +162,19 @@ def _say_not_configured(settings) -> None:
         f"set it with `planlineage settings set {key} {example}` or {env_name(key)}",
         file=sys.stderr,
     )
+
+
+def _script_limit(settings, script, outage: Exception | None) -> int:
+    """The script size cap; its default while the shared store is away (the submission is kept
+    in the spool all the same, and the compile service checks the cap again)."""
+    from planlineage.store.sqlite import StoreError  # loaded already: the store was opened
+
+    if outage is None:
+        try:
+            return script.max_bytes(settings.get(script.MAX_BYTES_KEY))
+        except StoreError:
+            pass
+    return script.max_bytes(None)
 
 
 def _read_sql(path: str, limit: int) -> str:
