@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from planlineage.clock import utc_now
+from planlineage.lifecycle.job_files import CompileJob
 
 MAX_ATTEMPTS = 2
 
@@ -35,7 +37,7 @@ def lease_seconds() -> float:
         return 30.0
 
 
-def put(store, job: dict[str, Any]) -> None:
+def put(store, job: Mapping[str, Any]) -> None:
     """Queue ``job`` for any node's compile service to claim."""
 
     def insert(conn) -> None:
@@ -48,10 +50,10 @@ def put(store, job: dict[str, Any]) -> None:
     store.write(insert, exclusive=False)
 
 
-def claim_next(store, holder: str, lease: float) -> tuple[dict[str, Any], int] | None:
+def claim_next(store, holder: str, lease: float) -> tuple[CompileJob, int] | None:
     """Take one job whose lease ran out: ``(job, attempt number)``, or None."""
 
-    def claim(conn) -> tuple[dict[str, Any], int] | None:
+    def claim(conn) -> tuple[CompileJob, int] | None:
         now = conn.clock()
         row = conn.execute(
             "SELECT run_id, job, attempts FROM compile_jobs WHERE claim_until IS NULL OR claim_until < ? "

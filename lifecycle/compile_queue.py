@@ -8,23 +8,50 @@ missed; it needs neither of them.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Iterable, Mapping
 
-from planlineage.lifecycle.job_files import jobs_dir, write_job
+from planlineage.lifecycle.job_files import CompileJob, jobs_dir, write_job
 from planlineage.store.sqlite import Store
+
+
+def new_compile_job(
+    *,
+    app_id: str,
+    run_id: str,
+    job_name: str,
+    sql: str | None,
+    error: str | None = None,
+    engine: str = "flink",
+    flink_version: str | None = None,
+    jars: Iterable[str] = (),
+    spark_version: str | None = None,
+    spark_conf: Mapping[str, str] | None = None,
+) -> CompileJob:
+    """The one way a compile job is made (``submit`` and the watchers queue the same record)."""
+    job = CompileJob(
+        app_id=app_id,
+        run_id=run_id,
+        job_name=job_name,
+        sql=sql,
+        error=error,
+        engine=engine,
+        flink_version=flink_version,
+        jars=list(jars),
+        spark_version=spark_version,
+    )
+    if spark_conf:
+        job["spark_conf"] = dict(spark_conf)
+    return job
 
 
 class QueueFailed(OSError):
     """The compile of a recorded run could not be queued (its job file cannot be written)."""
 
 
-def start(store: Store, job: dict[str, Any]) -> None:
+def start(store: Store, job: CompileJob) -> None:
     """Queue the compile of a recorded run: write its job file, make sure the service runs.
 
-    ``job``: ``app_id``, ``run_id`` (from :func:`runs.record_pending_submission`), ``job_name``,
-    ``flink_version`` (None: the default), ``jars`` (absolute paths), ``sql`` (raw), ``error``
-    (a reason not to compile: the run is then abandoned with it), ``engine`` (``flink`` or
-    ``spark``, with ``spark_version`` and ``spark_conf``: the conf keys that name tables).
+    ``job``: made by :func:`new_compile_job`, its run id from :func:`runs.record_pending_submission`.
     """
     from planlineage.home import make_private_dir
     from planlineage.lifecycle import service_start
@@ -39,7 +66,8 @@ def start(store: Store, job: dict[str, Any]) -> None:
     path = jobs_dir(store) / f"{job['run_id']}.json"
     try:
         make_private_dir(path.parent)
-        write_job(path, dict(job, attempts=0, created=time.time()))
+        queued: CompileJob = {**job, "attempts": 0, "created": time.time()}
+        write_job(path, queued)
     except OSError as problem:  # a full disk, a read-only home, a file where the folder should be
         raise QueueFailed(f"{problem.strerror or type(problem).__name__}: {path.parent}") from None
     service_start.ensure_running(store)

@@ -51,9 +51,13 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from planlineage.lifecycle import job_files, runner, service_start, spool
+from planlineage.lifecycle.job_files import CompileJob
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 from planlineage.lifecycle.planner_pool import PlannerPool
 from planlineage.store.sqlite import Store
 
@@ -90,7 +94,7 @@ def max_planners(settings) -> int:
     return value if value > 0 else default_planners()
 
 
-def is_large(job: dict[str, Any]) -> bool:
+def is_large(job: CompileJob) -> bool:
     """Whether a job compiles in the large jobs' lane (its SQL over :data:`LARGE_JOB_BYTES`)."""
     sql = job.get("sql")
     return isinstance(sql, str) and len(sql) > LARGE_JOB_BYTES
@@ -141,7 +145,7 @@ class Service:
         self.idle_seconds = idle_seconds
         self.taken: set[str] = set()
         self.taken_large: set[str] = set()  # of these, those of the large jobs' lane
-        self.large_lane = None  # the large jobs' thread, while serving
+        self.large_lane: ThreadPoolExecutor | None = None  # the large jobs' thread, while serving
         self.lock = threading.Lock()
         self.last_work = time.monotonic()
         self.groups: set[int] = set()
@@ -174,7 +178,7 @@ class Service:
             except OSError:
                 pass
 
-    def _take(self, path: Path) -> dict[str, Any] | None:
+    def _take(self, path: Path) -> CompileJob | None:
         job = job_files.read_job(path)
         if job is None:
             job_files.remove_job(path)
@@ -192,10 +196,10 @@ class Service:
         job_files.write_job(path, job)  # counted before the compile: a death under it is seen
         return job
 
-    def _pool_for(self, job: dict[str, Any]) -> PlannerPool:
+    def _pool_for(self, job: CompileJob) -> PlannerPool:
         return self.large_pool if is_large(job) else self.pool
 
-    def _slot_for(self, job: dict[str, Any]):
+    def _slot_for(self, job: CompileJob):
         """The pool place a job compiles in (None: nothing to compile, the run is abandoned)."""
         if job.get("error") is not None:
             return None
@@ -205,7 +209,7 @@ class Service:
         version = f"spark-{job.get('spark_version')}" if spark else job.get("flink_version")
         return self._pool_for(job).acquire(version)
 
-    def _compile(self, job: dict[str, Any]) -> None:
+    def _compile(self, job: CompileJob) -> None:
         """Compiles a job in a pool place (waiting for one), which it gives back after."""
         slot = None
         try:
@@ -218,7 +222,7 @@ class Service:
                     slot.close()  # its JVM, grown by a large job, is not kept for the next
                 pool.release(slot)
 
-    def _submit(self, compiles, large, run, job: dict[str, Any], *args) -> None:
+    def _submit(self, compiles, large, run, job: CompileJob, *args) -> None:
         """Hands a job to the compile threads, or a large one to the large jobs' lane."""
         (large if is_large(job) else compiles).submit(run, *args)
 
@@ -229,7 +233,7 @@ class Service:
             self.last_work = time.monotonic()
         self.deliver_wanted.set()
 
-    def _run_one(self, path: Path, job: dict[str, Any]) -> None:
+    def _run_one(self, path: Path, job: CompileJob) -> None:
         try:
             self._compile(job)
         finally:
@@ -300,7 +304,7 @@ class Service:
                     self.taken_large.add(f"shared:{job['run_id']}")
             self._submit(compiles, self.large_lane, self._run_shared, job, job)
 
-    def _run_shared(self, job: dict[str, Any]) -> None:
+    def _run_shared(self, job: CompileJob) -> None:
         from planlineage.lifecycle import compile_jobs
 
         try:

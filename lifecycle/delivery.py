@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from planlineage.emitter import outbox
 from planlineage.emitter.transports import create_transport
@@ -40,7 +41,7 @@ def _changed(settings: Settings):
         before = settings.version()
     except StoreError:
         return None
-    last = [0.0, False]
+    last: list[Any] = [0.0, False]  # when the settings were last read, and whether they changed
 
     def changed(now_or_never: bool = False) -> bool:
         now = time.monotonic()

@@ -7,28 +7,46 @@ them, and :mod:`.service_start` asks whether any wait; none of them needs the ot
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from planlineage.store.sqlite import Store
+
+
+class CompileJob(TypedDict, total=False):
+    """One queued compile, as a job file or a shared store's row holds it (JSON)."""
+
+    app_id: str
+    run_id: str
+    job_name: str
+    sql: str | None  # the raw script; redacted only where it is stored in a run or an event
+    error: str | None  # a reason not to compile: the run is then dropped with it
+    engine: str  # "flink" or "spark"
+    flink_version: str | None  # a minor version (1.20); None: the default
+    jars: list[str]  # absolute paths, the app's own first
+    spark_version: str | None
+    spark_conf: dict[str, str]  # only the Spark conf keys that name tables
+    attempts: int  # compiles started for it (the service died under each)
+    created: float
 
 
 def jobs_dir(store: Store) -> Path:
     return store.path.parent / "jobs"
 
 
-def write_job(path: Path, data: dict[str, Any]) -> None:
+def write_job(path: Path, data: Mapping[str, Any]) -> None:
     from planlineage.home import write_private
 
     # Its temporary file never stays behind; not synced: the run's row it goes with is not either.
     write_private(path, json.dumps(data).encode("utf-8"), durable=False)
 
 
-def read_job(path: Path) -> dict[str, Any] | None:
+def read_job(path: Path) -> CompileJob | None:
     try:
         with path.open(encoding="utf-8") as handle:
             data = json.load(handle)
-        return data if isinstance(data, dict) else None
+        return cast(CompileJob, data) if isinstance(data, dict) else None
     except (OSError, ValueError):
         return None
 

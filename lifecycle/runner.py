@@ -20,10 +20,10 @@ the one owner of the ``runs`` table.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from planlineage import lazylog
-from planlineage.lifecycle.compile_queue import QueueFailed, start
+from planlineage.lifecycle.compile_queue import QueueFailed, new_compile_job, start
+from planlineage.lifecycle.job_files import CompileJob
 from planlineage.store.sqlite import Store
 
 #: A job whose compile was started this many times (the service died under it) is abandoned.
@@ -84,17 +84,17 @@ def submit_job(
     from planlineage.lifecycle import runs, spool
     from planlineage.store.sqlite import StoreError
 
-    job = {
-        "app_id": app_id,
-        "run_id": new_run_id(),  # chosen here: a submission kept in the spool keeps it
-        "job_name": job_name,
-        "flink_version": flink_version,
-        "jars": list(jars or []),
-        "sql": sql,
-        "error": error,
-        "engine": engine,
-        "spark_version": spark_version,
-    }
+    job = new_compile_job(
+        app_id=app_id,
+        run_id=new_run_id(),  # chosen here: a submission kept in the spool keeps it
+        job_name=job_name,
+        sql=sql,
+        error=error,
+        engine=engine,
+        flink_version=flink_version,
+        jars=jars or [],
+        spark_version=spark_version,
+    )
     shared = getattr(store, "shared", False)
     when = runs.utc_now()
     try:
@@ -124,7 +124,7 @@ def submit_job(
     return job["run_id"]
 
 
-def spool_submission(store: Store, job: dict[str, Any], when: str) -> None:
+def spool_submission(store: Store, job: CompileJob, when: str) -> None:
     """Keep a submission the shared store could not take, for the next command that reaches it."""
     from planlineage.lifecycle import service_start, spool
 
@@ -194,7 +194,7 @@ def script_max_bytes(settings) -> int:
     return sql_script.max_bytes(settings.get(sql_script.MAX_BYTES_KEY))
 
 
-def compile_job(store: Store, job: dict[str, Any], planner=None, timeout: float | None = None) -> None:
+def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | None = None) -> None:
     """Compile one job (with ``planner``, else however the pipeline finds one) and attach its
     lineage, or abandon the run. Never raises."""
     from planlineage import pipeline as extraction

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from planlineage import lazylog
 from planlineage.clock import utc_now
@@ -52,6 +52,7 @@ from planlineage.store.sqlite import Store, StoreError
 # outbox and transports: only the paths that build events do.
 if TYPE_CHECKING:
     from planlineage.document import JobLineage
+    from planlineage.lifecycle.job_files import CompileJob
     from planlineage.settings import Settings
 
 log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
@@ -103,7 +104,7 @@ def _submit(
         record = RunRecord(app_id, run_id, job_name, namespace, None, sql, None, "START", [], now, now)
         built = build_events(record, lineage, "START", now)
 
-    def submit(conn: sqlite3.Connection) -> str:
+    def submit(conn: sqlite3.Connection) -> str | None:
         previous = conn.execute(
             "SELECT run_id, job_name, namespace, lineage, sql, last_event, pending, created FROM runs WHERE app_id = ?",
             (app_id,),
@@ -372,7 +373,7 @@ def _replay_submission(store: Store, job: dict[str, Any], when: str) -> None:
         ).fetchone()
     )
     if waiting is not None:  # not compiled yet (queuing its compile again is harmless)
-        compile_queue.start(store, job)
+        compile_queue.start(store, cast("CompileJob", job))
 
 
 def _record_state(store: Store, app_id: str, platform_state: str, error: str | None, when: str) -> str | None:

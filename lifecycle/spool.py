@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +108,7 @@ def put(store: Store, app_id: str, platform_state: str, error: str | None, when:
     _put(store, report, f"the state report {platform_state} of {app_id}")
 
 
-def put_submission(store: Store, job: dict[str, Any], when: str) -> None:
+def put_submission(store: Store, job: Mapping[str, Any], when: str) -> None:
     """Keep one submission (its run id chosen already, its compile job) for :func:`replay`."""
     _put(store, {"kind": "submit", "job": job, "time": when}, f"the submission of {job.get('app_id')}")
 

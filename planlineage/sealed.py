@@ -92,7 +92,7 @@ def _tag(key: bytes, name: str, nonce: bytes, ciphertext: bytes) -> bytes:
 
 
 def is_sealed(value: str | None) -> bool:
-    return bool(value) and value.startswith(PREFIX)
+    return value is not None and value.startswith(PREFIX)
 
 
 def seal(name: str, value: str, key: bytes) -> str:

@@ -23,6 +23,7 @@ DELETE, UPDATE or MERGE.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from planlineage.spark.plan import Node, name_parts, relations, table_spec, tree, type_name
 
@@ -90,10 +91,17 @@ class Source:
     name: str | None = None
 
 
+#: openlineage-spark's lifecycleStateChange of an output this walk can tell.
+LifecycleChange = Literal["CREATE", "OVERWRITE"]
+
 #: The v2 write commands Spark's parser can produce itself (`INSERT INTO t REPLACE WHERE …` is
 #: OverwriteByExpression) or the analyzer makes of an INSERT: the table is a tree of its own, the
 #: query the node's child. The value is the lifecycle state change openlineage-spark reports.
-V2_WRITES = {"AppendData": None, "OverwriteByExpression": "OVERWRITE", "OverwritePartitionsDynamic": "OVERWRITE"}
+V2_WRITES: dict[str, LifecycleChange | None] = {
+    "AppendData": None,
+    "OverwriteByExpression": "OVERWRITE",
+    "OverwritePartitionsDynamic": "OVERWRITE",
+}
 #: Row-level writes: their target is a child, their conditions and assignments may read tables.
 ROW_LEVEL_WRITES = ("DeleteFromTable", "UpdateTable")
 
@@ -109,7 +117,7 @@ class Target:
     # Per write into this target, its analysed query (None where the analyzer did not run).
     query_plans: list[list[dict] | None] = field(default_factory=list)
     # openlineage-spark's lifecycleStateChange of the output: "CREATE", "OVERWRITE" or None.
-    lifecycle: str | None = None
+    lifecycle: LifecycleChange | None = None
 
 
 @dataclass
@@ -137,7 +145,10 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
     by_target: dict[str, Target] = {}
 
     def write(
-        target: Source, inputs: list[Source], query_plan: list[dict] | None = None, lifecycle: str | None = None
+        target: Source,
+        inputs: list[Source],
+        query_plan: list[dict] | None = None,
+        lifecycle: LifecycleChange | None = None,
     ) -> None:
         entry = by_target.get(target.display)
         if entry is None:
@@ -196,7 +207,7 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
                 declared.columns = [{"name": c["name"], "type": type_name(c["type"])} for c in analysis["schema"]]
             query = root.child("query")
             if query is not None:  # CTAS creates its table, RTAS (and CREATE OR REPLACE … AS) overwrites it
-                lifecycle = "CREATE" if kind.startswith("Create") else "OVERWRITE"
+                lifecycle: LifecycleChange | None = "CREATE" if kind.startswith("Create") else "OVERWRITE"
                 write(declared, _inputs(query), analysis.get("query_plan"), lifecycle)
         elif kind == "InsertIntoStatement" or kind in V2_WRITES:
             table = root.embedded("table")

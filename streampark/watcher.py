@@ -356,7 +356,7 @@ class Watcher:
         try:
             compile_queue.start(
                 self.store,
-                {"app_id": app.key, "run_id": run_id, "job_name": app.job_name, "sql": text, "error": None, **fields},
+                compile_queue.new_compile_job(app_id=app.key, run_id=run_id, job_name=app.job_name, sql=text, **fields),
             )
         except compile_queue.QueueFailed as problem:  # never left compiling for ever: dropped, said, as submit does
             runs.abandon_lineage(self.store, app.key, run_id)
