@@ -82,37 +82,25 @@ FUNCTION_TABLES = (
 
 
 def result_types(lineage):
-    return {s.name.split(".")[-1]: s.result_type for s in lineage.stand_ins}
+    return {s.name.split(".")[-1]: (s.function_kind, s.result_type) for s in lineage.stand_ins}
 
 
-def test_an_aggregate_stand_in_is_typed_by_the_builtin_its_result_feeds(planner):
+TYPED_BY_USE = {
     # The case: a UDAF without its jar, its result read by ARRAY_CONTAINS through an alias.
-    text = (
-        FUNCTION_TABLES + "CREATE FUNCTION collect_actions AS 'com.acme.udaf.CollectActions' "
-        "USING JAR 'hdfs:///udf/acme.jar';\n"
+    "aggregate, a typed builtin's argument": (
+        "CREATE FUNCTION collect_actions AS 'com.acme.udaf.CollectActions' USING JAR 'hdfs:///udf/acme.jar';\n"
         "INSERT INTO flags SELECT user_id, ARRAY_CONTAINS(agg_result, 'cart') FROM (\n"
-        "  SELECT user_id, collect_actions(action) AS agg_result FROM ev GROUP BY user_id);"
-    )
-    lineage = extract(text, planner=planner)
-    assert result_types(lineage) == {"collect_actions": "ARRAY<STRING>"}
-    assert lineage.stand_ins[0].function_kind == "aggregate"
-    assert pairs(lineage) == {D + "flags": [D + "ev"]}
-
-
-def test_a_table_function_field_is_typed_by_the_builtin_and_comparison_it_meets(planner):
-    text = (
-        FUNCTION_TABLES + "CREATE FUNCTION explode_tags AS 'com.acme.ExplodeTags';\n"
+        "  SELECT user_id, collect_actions(action) AS agg_result FROM ev GROUP BY user_id);",
+        {"collect_actions": ("aggregate", "ARRAY<STRING>")},
+    ),
+    "table function fields, a typed builtin and IS TRUE": (
+        "CREATE FUNCTION explode_tags AS 'com.acme.ExplodeTags';\n"
         "INSERT INTO flags SELECT e.user_id, ARRAY_CONTAINS(t.tags, 'vip') AND t.seen IS TRUE\n"
-        "FROM ev AS e, LATERAL TABLE(explode_tags(e.action)) AS t(tags, seen);"
-    )
-    lineage = extract(text, planner=planner)
-    assert result_types(lineage) == {"explode_tags": "ROW<f0 ARRAY<STRING>, f1 BOOLEAN>"}
-    assert pairs(lineage) == {D + "flags": [D + "ev"]}
-
-
-def test_scalar_stand_ins_are_typed_by_a_comparison_a_cast_and_a_sink_column(planner):
-    text = (
-        FUNCTION_TABLES + "CREATE FUNCTION parse_ids AS 'com.acme.ParseIds';\n"
+        "FROM ev AS e, LATERAL TABLE(explode_tags(e.action)) AS t(tags, seen);",
+        {"explode_tags": ("table", "ROW<f0 ARRAY<STRING>, f1 BOOLEAN>")},
+    ),
+    "scalar, a comparison, a CAST, sink columns": (
+        "CREATE FUNCTION parse_ids AS 'com.acme.ParseIds';\n"
         "CREATE TEMPORARY SYSTEM FUNCTION py_items AS 'udfs.items' LANGUAGE PYTHON;\n"
         "CREATE FUNCTION next_due AS 'com.acme.NextDue';\n"
         "EXECUTE STATEMENT SET BEGIN\n"
@@ -122,15 +110,22 @@ def test_scalar_stand_ins_are_typed_by_a_comparison_a_cast_and_a_sink_column(pla
         # sink columns: an alias of a Python function's result, and a typed builtin's argument
         "INSERT INTO lists SELECT user_id, it, TIMESTAMPADD(DAY, 1, next_due(user_id))\n"
         "  FROM (SELECT user_id, py_items(action, 2) AS it FROM ev);\n"
-        "END;"
-    )
-    lineage = extract(text, planner=planner)
-    assert result_types(lineage) == {
-        "parse_ids": "ARRAY<INTEGER>",
-        "py_items": "ARRAY<STRING>",
-        "next_due": "TIMESTAMP(3)",
-    }
-    assert pairs(lineage) == {D + "flags": [D + "ev"], D + "lists": [D + "ev"]}
+        "END;",
+        {
+            "parse_ids": ("scalar", "ARRAY<INTEGER>"),
+            "py_items": ("scalar", "ARRAY<STRING>"),
+            "next_due": ("scalar", "TIMESTAMP(3)"),
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(TYPED_BY_USE))
+def test_a_stand_in_is_typed_by_the_use_the_planner_rejects(planner, case):
+    functions_and_inserts, expected = TYPED_BY_USE[case]
+    lineage = extract(FUNCTION_TABLES + functions_and_inserts, planner=planner)
+    assert result_types(lineage) == expected
+    assert lineage.sinks and all(pairing == [D + "ev"] for pairing in pairs(lineage).values())
 
 
 def test_a_use_no_stand_in_type_fits_is_the_planners_own_refusal(planner):
