@@ -285,7 +285,8 @@ public final class Jobs {
                 Integer blamed = blame(session, sinkStatement);
                 // A stand-in function's type may be what the planner refused (a sink column's):
                 // the statement learns it and the job is compiled again (only after a refusal).
-                for (int round = 0; round < MAX_RELEARNED && blamed != null; round++) {
+                for (int round = 0; round < MAX_RELEARNED && blamed != null
+                        && reason(last).contains(SINK_TYPES); round++) {
                     String sql = String.valueOf(map(statements.get(blamed)).get("sql"));
                     if (!session.relearnSinks(sql, sinkStatement.indexOf(blamed),
                             sinkStatement.lastIndexOf(blamed) + 1 - sinkStatement.indexOf(blamed))) {
@@ -321,6 +322,8 @@ public final class Jobs {
         return result;
     }
 
+    /** The refusal of a query's type by its sink, the one a stand-in's type is learnt from when planning. */
+    private static final String SINK_TYPES = "Incompatible types for sink column";
     /** Statements whose sinks are parsed again to fit stand-in functions to the plan, per job. */
     private static final int MAX_RELEARNED = 8;
 

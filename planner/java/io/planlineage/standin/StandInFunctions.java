@@ -49,8 +49,13 @@ final class StandInFunctions {
 
     /** Rejections fixed in a row in one statement, each by one stand-in's type. */
     private static final int MAX_ROUNDS = 8;
-    /** Validations tried for one statement at most (each costs a few milliseconds). */
-    private static final int MAX_TRIALS = 160;
+    /**
+     * Validations tried for one statement at most: each costs a few milliseconds (a statement
+     * refused by its sink is also planned, with one type to try per stand-in). A count, not a
+     * time, so that a script gets the same answer on a busy machine; the caller's job timeout
+     * bounds the time.
+     */
+    private static final int MAX_TRIALS = 64;
     /** Type text in Flink's and Calcite's messages: call arguments, expected forms, CAST targets. */
     private static final Pattern[] TYPE_TEXT = {
         Pattern.compile("Invalid function call:\\s*[\\w$.`]+\\((.*)\\)"),
