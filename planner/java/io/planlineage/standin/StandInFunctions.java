@@ -64,6 +64,10 @@ final class StandInFunctions {
         Pattern.compile("implicit type conversion between (.+?) and (?:.+?) is not supported"),
         Pattern.compile("implicit type conversion between (?:.+?) and (.+?) is not supported"),
     };
+    /** Refusals that no function's type causes: a parse error, a name that is not there. */
+    private static final Pattern NO_TYPE_FIXES = Pattern.compile(
+            "SQL parse failed|Column '[^']*' not found|Object '[^']*' not found|Table '[^']*' not found"
+                    + "|Unknown target column");
     private static final Pattern SINK_COLUMN = Pattern.compile(
             "(?s)Incompatible types for sink column '([^']+)'.*?Sink schema:\\s*\\[(.*?)\\]");
     /** Calcite's operand families, as types a stand-in can have. */
@@ -94,9 +98,7 @@ final class StandInFunctions {
         FAMILIES.put("MAP", "MAP<STRING, STRING>;MAP<STRING, INT>;MAP<STRING, BIGINT>");
         FAMILIES.put("MULTISET", "MULTISET<STRING>");
         FAMILIES.put("BINARY", "BYTES");
-        FAMILIES.put("STRING", "STRING");
         FAMILIES.put("CHARACTER", "STRING");
-        FAMILIES.put("BOOLEAN", "BOOLEAN");
         for (String skipped : new String[] {"ANY", "SYMBOL", "COMPARABLE_TYPE", "ARRAY ELEMENT", "NULL", "ROW"}) {
             FAMILIES.put(skipped, "");
         }
@@ -257,7 +259,7 @@ final class StandInFunctions {
         try {
             return action.call();
         } catch (Exception rejected) {
-            if (results.isEmpty() || inferences() == 0 || messages(rejected).contains("SQL parse failed")) {
+            if (results.isEmpty() || inferences() == 0 || NO_TYPE_FIXES.matcher(messages(rejected)).find()) {
                 throw rejected;
             }
             return relearn(action, rejected);
@@ -344,15 +346,25 @@ final class StandInFunctions {
                 }
             }
         }
+        // the types named (an operand's type is what a comparison wants), then arrays of them
+        // (what a function of elements wants), then Calcite's families, then the common types
         LinkedHashSet<String> out = new LinkedHashSet<>();
+        List<String> families = new ArrayList<>();
         for (String text : named) {
             String type = plain(text);
             String family = FAMILIES.get(type);
             if (family != null) {
-                out.addAll(Arrays.asList(family.split(";")));
+                families.addAll(Arrays.asList(family.split(";")));
             } else if (!type.isEmpty() && Character.isLetter(type.charAt(0))) {
                 out.add(type);
-                out.add("ARRAY<" + type + ">");
+            }
+        }
+        for (String type : new ArrayList<>(out)) {
+            out.add("ARRAY<" + type + ">");
+        }
+        for (String member : families) {
+            if (!member.isEmpty()) {
+                out.add(member);
             }
         }
         out.addAll(COMMON);
