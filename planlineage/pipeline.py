@@ -23,7 +23,6 @@ from planlineage.errors import ExtractError, PlannerError, ProvisionError
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm
 from planlineage.planner.compiler import Planner
-from planlineage.planner.function_usage import refine_from_sink_mismatch
 from planlineage.planner.provision import ensure
 from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
@@ -112,7 +111,6 @@ def extract(
             # the same tables (see build_request).
             request, sent, mode = build_request(statements, provisioned, jars, replan_batch=True, table_schemas=schemas)
             answer = compile_job(request, timeout)
-        answer = retype_stand_in_functions(answer, request, sent, compile_job, timeout)
     if not answer.get("ok"):
         secrets = script_options(script)
         failure = _compile_error(answer.get("error") or {}, sent, secrets)
@@ -162,12 +160,16 @@ def _redacted(warnings: list[str], secrets: dict[str, str]) -> list[str]:
 def _static_fallback(answer: dict, statements, sent, identity, secrets, reason: ExtractError):
     """(sinks, warnings) read from the SQL text when a script with stood-in catalogs still does not
     compile (no schema makes its catalog tables fit); None for every other failure, which is the
-    script's own and reported as such (a real catalog's refusal included)."""
+    script's own and reported as such (a real catalog's refusal included, and a statement that
+    used no undeclared catalog table or missed a column of a table the script declares: the
+    planner says `guessed_tables` false)."""
     error = answer.get("error") or {}
     index = error.get("statement")
     catalogs = any(s.get("kind") == "catalog" for s in answer.get("stand_ins") or [])
     message = str(error.get("message") or "")
     if not catalogs or index is None or not (0 <= index < len(sent)) or sent[index].kind not in sql_script.SINKS:
+        return None
+    if error.get("guessed_tables") is False:
         return None
     if "SQL parse failed" in message:
         return None
@@ -198,26 +200,6 @@ def _stand_ins(found: list[dict], tables: dict) -> list[StandIn]:
     """What was stood in; of a stand-in catalog's undeclared tables only those the plan uses (the
     planner also looks up prefixes of longer names, which are not tables of the job)."""
     return [StandIn.model_validate(s) for s in found if s.get("kind") != "table" or s.get("name") in tables]
-
-
-#: How many times a job is compiled again with a stand-in function retyped to its sink column.
-MAX_RETYPES = 8
-
-
-def retype_stand_in_functions(answer: dict, request: dict, sent: list, compile_job, timeout: float) -> dict:
-    """A stand-in function's default type may not fit the sink column it lands in: the planner
-    names that column and its type, so the function is given that type and the job compiled
-    again (bounded; each round fixes one column or stops)."""
-    hints = request.get("function_hints") or {}
-    for _ in range(MAX_RETYPES):
-        error = answer.get("error") or {}
-        index = error.get("statement")
-        if answer.get("ok") or not hints or index is None or not (0 <= index < len(sent)):
-            return answer
-        if not refine_from_sink_mismatch(str(error.get("message") or ""), sent[index].for_planner(), hints):
-            return answer
-        answer = compile_job(request, timeout)
-    return answer
 
 
 def attach_columns(sinks: list[SinkLineage], plan: dict, tables: dict) -> list[str]:

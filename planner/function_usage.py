@@ -9,8 +9,10 @@ only thing that says what the stand-in must be, so this reads it, without a JVM:
   query on a column that is not grouped (or next to other aggregates without GROUP BY), else
   `scalar`. A table-aggregate function cannot be called from SQL, so it never needs a kind.
 - type: the target of a `CAST(f(...) AS T)` around it, BOOLEAN where it stands as a condition
-  (WHERE/AND/OR/NOT/HAVING/WHEN/ON), else none: the stand-in's documented default, STRING (a
-  sink column's type is applied later from the planner's own message, see pipeline).
+  (WHERE/AND/OR/NOT/HAVING/WHEN/ON), else none: the stand-in's documented default, STRING. A use
+  the planner then rejects (a typed builtin's argument, a comparison, a CAST, a sink column, also
+  through an alias) retypes the stand-in inside the compile server, from the planner's own
+  message (StandInFunctions#learning).
 - fields: for a table function, one STRING per alias of `AS T(a, b, ...)` (one field without).
 
 Wrong hints cannot invent lineage: which tables a statement reads does not depend on what a
@@ -227,104 +229,3 @@ def _type_from_context(code: str, before: str, after: str) -> str | None:
     if _CONDITION_BEFORE.search(before) and _CONDITION_AFTER.match(after):
         return "BOOLEAN"
     return None
-
-
-_SINK_MISMATCH = re.compile(
-    r"query result and sink for '(?P<sink>[^']+)' do not match.*?Incompatible types for sink column "
-    r"'(?P<column>[^']+)' at position (?P<position>\d+).*?Sink schema:\s*\[(?P<schema>.*?)\]\s*$",
-    re.DOTALL | re.MULTILINE,
-)
-
-
-def refine_from_sink_mismatch(message: str, sql: str, hints: dict[str, dict]) -> bool:
-    """Takes a sink column's type for the stand-in function that feeds it, from Flink's own
-    "Incompatible types for sink column" message; True when a hint changed (compile again).
-
-    Only an item that is exactly a call of a stood-in function (or a field of a stood-in table
-    function's alias list) is retyped: anything else is the script's own problem.
-    """
-    found = _SINK_MISMATCH.search(message)
-    if not found:
-        return False
-    schema = _schema_types(found["schema"])
-    sink_type = schema.get(found["column"])
-    if not sink_type:
-        return False
-    sink_name = found["sink"].replace("`", "").split(".")[-1].lower()
-    for piece in code_of(sql).split(";"):
-        head = re.match(r"^\s*(?:EXECUTE\s+STATEMENT\s+SET\s+BEGIN\s+)?(?:EXECUTE\s+)?INSERT\s+(?:INTO|OVERWRITE)\s+"
-                        r"(?:TABLE\s+)?(?P<name>[\w$.]+)\s*(?P<columns>\([^()]*\))?", piece, re.IGNORECASE)  # fmt: skip
-        if not head or head["name"].split(".")[-1].lower() != sink_name:
-            continue
-        items = _select_items(piece[head.end() :])
-        if head["columns"]:
-            columns = [c.strip().lower() for c in head["columns"][1:-1].split(",")]
-            index = columns.index(found["column"].lower()) if found["column"].lower() in columns else -1
-        else:
-            # by name: the reported position is 0-based on 1.x and 1-based on 2.x
-            index = list(schema).index(found["column"])
-        if 0 <= index < len(items) and _retype(items[index], piece, sink_type, hints):
-            return True
-    return False
-
-
-def _schema_types(schema: str) -> dict[str, str]:
-    """`name: TYPE, other: TYPE<..>` (Flink's summary of a row) -> {name: TYPE}."""
-    types, depth, start = {}, 0, 0
-    for i, c in enumerate(schema + ","):
-        if c in "<(":
-            depth += 1
-        elif c in ">)":
-            depth -= 1
-        elif c == "," and depth == 0:
-            name, _, type_text = schema[start:i].partition(":")
-            types[name.strip().strip("`")] = type_text.strip()
-            start = i + 1
-    return types
-
-
-def _select_items(query: str) -> list[str]:
-    """The depth-zero items of the first SELECT list of a query."""
-    words = _depth_zero(query, 0, len(query))
-    select = _clause(words, "SELECT", ("FROM",))
-    if select[0] < 0:
-        return []
-    text = query[select[0] + len("SELECT") : select[1]]
-    text = re.sub(r"^\s*(?:ALL|DISTINCT)\b", "", text, flags=re.IGNORECASE)
-    items, depth, start = [], 0, 0
-    for i, c in enumerate(text + ","):
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "," and depth == 0:
-            items.append(re.sub(r"\s+(?:AS\s+)?[\w$]+\s*$", "", text[start:i].strip(), flags=re.IGNORECASE))
-            start = i + 1
-    return items
-
-
-def _retype(item: str, piece: str, sink_type: str, hints: dict[str, dict]) -> bool:
-    call = re.match(r"^(?:[\w$]+\.){0,2}([\w$]+)\s*\(", item)
-    if call and call[1].lower() in hints and _matching(item, call.end() - 1) == len(item) - 1:
-        hint = hints[call[1].lower()]
-        if hint["kind"] != "table" and hint.get("type") != sink_type:
-            hint["type"] = sink_type
-            return True
-        return False
-    column = re.match(r"^(?:[\w$]+\.)?([\w$]+)$", item)
-    if not column:
-        return False
-    for name, hint in hints.items():
-        if hint["kind"] != "table":
-            continue
-        pattern = rf"\bTABLE\s*\(\s*(?:[\w$]+\.){{0,2}}{re.escape(name)}\s*\("
-        for match in re.finditer(pattern, piece, re.IGNORECASE):
-            after = piece[_matching(piece, match.end() - 1) + 1 :]
-            aliases = re.match(r"^\s*\)\s*(?:AS\s+)?[\w$]+\s*\(([^()]*)\)", after, re.IGNORECASE)
-            names = [a.strip().lower() for a in aliases[1].split(",")] if aliases else []
-            if column[1].lower() in names:
-                k = names.index(column[1].lower())
-                if hint["fields"][k] != sink_type:
-                    hint["fields"][k] = sink_type
-                    return True
-    return False

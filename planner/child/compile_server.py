@@ -16,7 +16,8 @@ Request:  {"id": .., "statements": [{"sql": .., "line": .., "inserts": [{"target
 Answer:   {"id": .., "ok": true, "tables": {"cat.db.t": {..}}, "kinds": [..],
            "stand_ins": [{"kind": "function" | "table", "name": .., ..}], "plan": {..} | null,
            "timings": {"compile_ms": .., "sink_sql_ms": .., "server_ms": ..}}
-       or {"id": .., "ok": false, "error": {"statement": i | null, "message": ..}, "stand_ins": [..], "timings": {..}}
+       or {"id": .., "ok": false, "error": {"statement": i | null, "message": .., "guessed_tables": bool},
+           "stand_ins": [..], "timings": {..}}
 A long-lived JVM that compiles one job at a time also says how many of the job's leading tables
 its helper thread converted ("converted_alongside", see ParallelDeclarations.java) and whether
 the job ran on an environment a previous job left ("reused_environment").

@@ -61,16 +61,82 @@ def test_a_cast_gives_the_stand_in_its_type(planner):
         "CREATE FUNCTION score AS 'com.acme.Score';"
         "INSERT INTO o SELECT CAST(parse_amount(a) AS DECIMAL(10, 2)), score(a, 1) + 1 FROM s;"
     )
-    with pytest.raises(ExtractError) as raised:
-        extract(text, planner=planner)
-    # `score(a, 1) + 1`: no context types it, and STRING + INT is Flink's own refusal, said as such
-    assert "line 1" in str(raised.value) and "pass the jar" not in str(raised.value)
+    # `score(a, 1) + 1`: the planner refuses STRING + INT, and a number is what fits
+    assert {s.name.split(".")[-1]: s.result_type for s in extract(text, planner=planner).stand_ins} == {
+        "parse_amount": "DECIMAL(10, 2)",
+        "score": "INT",
+    }
     lineage = extract(text.replace("score(a, 1) + 1", "CAST(score(a, 1) AS INT) + 1"), planner=planner)
     assert {s.name.split(".")[-1]: s.result_type for s in lineage.stand_ins} == {
         "parse_amount": "DECIMAL(10, 2)",
         "score": "INT",
     }
     assert pairs(lineage) == {D + "o": [D + "s"]}
+
+
+FUNCTION_TABLES = (
+    f"CREATE TABLE ev (user_id STRING, action STRING, ids ARRAY<INT>, ts TIMESTAMP(3)) WITH ({KAFKA});"
+    f"CREATE TABLE flags (user_id STRING, flag BOOLEAN) WITH ({KAFKA});"
+    f"CREATE TABLE lists (user_id STRING, items ARRAY<STRING>, due TIMESTAMP(3)) WITH ({KAFKA});"
+)
+
+
+def result_types(lineage):
+    return {s.name.split(".")[-1]: (s.function_kind, s.result_type) for s in lineage.stand_ins}
+
+
+TYPED_BY_USE = {
+    # The case: a UDAF without its jar, its result read by ARRAY_CONTAINS through an alias.
+    "aggregate, a typed builtin's argument": (
+        "CREATE FUNCTION collect_actions AS 'com.acme.udaf.CollectActions' USING JAR 'hdfs:///udf/acme.jar';\n"
+        "INSERT INTO flags SELECT user_id, ARRAY_CONTAINS(agg_result, 'cart') FROM (\n"
+        "  SELECT user_id, collect_actions(action) AS agg_result FROM ev GROUP BY user_id);",
+        {"collect_actions": ("aggregate", "ARRAY<STRING>")},
+    ),
+    "table function fields, a typed builtin and IS TRUE": (
+        "CREATE FUNCTION explode_tags AS 'com.acme.ExplodeTags';\n"
+        "INSERT INTO flags SELECT e.user_id, ARRAY_CONTAINS(t.tags, 'vip') AND t.seen IS TRUE\n"
+        "FROM ev AS e, LATERAL TABLE(explode_tags(e.action)) AS t(tags, seen);",
+        {"explode_tags": ("table", "ROW<f0 ARRAY<STRING>, f1 BOOLEAN>")},
+    ),
+    "scalar, a comparison, a CAST, sink columns": (
+        "CREATE FUNCTION parse_ids AS 'com.acme.ParseIds';\n"
+        "CREATE TEMPORARY SYSTEM FUNCTION py_items AS 'udfs.items' LANGUAGE PYTHON;\n"
+        "CREATE FUNCTION next_due AS 'com.acme.NextDue';\n"
+        "EXECUTE STATEMENT SET BEGIN\n"
+        # a comparison with an array column, and a CAST of the alias to another array type
+        "INSERT INTO flags SELECT user_id, p = ids AND CAST(p AS ARRAY<BIGINT>) IS NOT NULL\n"
+        "  FROM (SELECT user_id, ids, parse_ids(action) AS p FROM ev);\n"
+        # sink columns: an alias of a Python function's result, and a typed builtin's argument
+        "INSERT INTO lists SELECT user_id, it, TIMESTAMPADD(DAY, 1, next_due(user_id))\n"
+        "  FROM (SELECT user_id, py_items(action, 2) AS it FROM ev);\n"
+        "END;",
+        {
+            "parse_ids": ("scalar", "ARRAY<INTEGER>"),
+            "py_items": ("scalar", "ARRAY<STRING>"),
+            "next_due": ("scalar", "TIMESTAMP(3)"),
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(TYPED_BY_USE))
+def test_a_stand_in_is_typed_by_the_use_the_planner_rejects(planner, case):
+    functions_and_inserts, expected = TYPED_BY_USE[case]
+    lineage = extract(FUNCTION_TABLES + functions_and_inserts, planner=planner)
+    assert result_types(lineage) == expected
+    assert lineage.sinks and all(pairing == [D + "ev"] for pairing in pairs(lineage).values())
+
+
+def test_a_use_no_stand_in_type_fits_is_the_planners_own_refusal(planner):
+    text = (
+        FUNCTION_TABLES + "CREATE FUNCTION f AS 'com.acme.F';\n"
+        # the same result indexed as an array and added to a number: no one type is both
+        "INSERT INTO flags SELECT user_id, f(action)[1] + f(action) > 0 FROM ev;"
+    )
+    with pytest.raises(ExtractError) as raised:
+        extract(text, planner=planner)
+    assert "line 2" in str(raised.value) and "Cannot apply" in str(raised.value)
 
 
 def test_compile_plan_gives_the_sinks_it_carries(planner):
@@ -241,6 +307,47 @@ def test_a_script_error_is_never_hidden_by_the_static_fallback(planner):
             "CREATE CATALOG lake WITH ('type' = 'paimon');\nINSERT INTO lake.db.t SELEC 1;",
             planner=planner,
         )
+
+
+MISSPELLED = (
+    f"CREATE TABLE orders (order_id BIGINT, amount DOUBLE) WITH ({KAFKA});\n"
+    f"CREATE TABLE out_k (id BIGINT, amt DOUBLE) WITH ({KAFKA});\n"
+)
+
+
+@pytest.mark.parametrize(
+    "insert",
+    [
+        "INSERT INTO out_k SELECT order_id, amuont FROM orders;",
+        # next to an undeclared catalog table: `o.` names the declared one
+        "INSERT INTO out_k SELECT o.order_id, o.amuont FROM orders AS o JOIN lake.ods.refunds AS r"
+        " ON o.order_id = r.order_id;",
+        "INSERT INTO lake.ods.daily SELECT order_id, amuont FROM orders;",
+    ],
+)
+def test_a_misspelled_column_of_a_declared_table_is_the_scripts_error_with_a_catalog_too(planner, insert):
+    catalog = "CREATE CATALOG lake WITH ('type' = 'paimon', 'warehouse' = 's3://lake/wh');\n"
+    messages = []
+    for text in (MISSPELLED + insert, catalog + MISSPELLED + insert):
+        with pytest.raises(ExtractError) as raised:
+            extract(text, planner=planner)
+        messages.append(str(raised.value).split(" cannot be compiled: ")[1])
+    assert "Column 'amuont' not found" in messages[1]
+    if "lake." not in insert:
+        assert messages[0] == messages[1]  # the planner's own message, with or without the catalog
+
+
+def test_the_cli_exits_2_on_a_misspelled_column_with_a_stood_in_catalog(provisioned, tmp_path):
+    script = tmp_path / "job.sql"
+    script.write_text(
+        "CREATE CATALOG lake WITH ('type' = 'paimon', 'warehouse' = 's3://lake/wh');\n"
+        + MISSPELLED
+        + "INSERT INTO out_k SELECT order_id, amuont FROM orders;\n"
+    )
+    run = [sys.executable, "-m", "planlineage", "extract", str(script), "--flink-version", provisioned.flink.minor]
+    result = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "line 4" in result.stderr and "Column 'amuont' not found in any table" in result.stderr
 
 
 def test_column_lineage_through_a_stand_in_is_its_arguments_marked_inferred(planner):

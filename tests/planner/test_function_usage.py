@@ -1,7 +1,7 @@
 """What a stand-in function must look like, read from the SQL text alone (no JVM)."""
 
 from planlineage.planner import script
-from planlineage.planner.function_usage import function_hints, refine_from_sink_mismatch
+from planlineage.planner.function_usage import function_hints
 
 
 def hints(text):
@@ -41,40 +41,6 @@ def test_types_from_cast_and_conditions():
         "INSERT INTO a SELECT CAST(f(x, 'it''s') AS DECIMAL(10, 2)), n(x) FROM s WHERE NOT ok(x) AND n(x) = 'a';"
     )
     assert (found["f"]["type"], found["ok"]["type"], found["n"]["type"]) == ("DECIMAL(10, 2)", "BOOLEAN", None)
-
-
-def test_a_sink_column_types_the_stand_in_that_feeds_it():
-    sql = "INSERT INTO db.o (v, k) SELECT total(amount) AS t, k FROM s GROUP BY k"
-    found = {"total": {"kind": "aggregate", "type": None, "fields": []}}
-    message = (
-        "Column types of query result and sink for 'c.db.o' do not match.\nCause: Incompatible types for sink "
-        "column 'v' at position 1.\n\nQuery schema: [EXPR$0: STRING, k: STRING]\nSink schema:  [k: STRING, v: "
-        "DECIMAL(10, 2)]"
-    )
-    assert refine_from_sink_mismatch(message, sql, found)
-    assert found["total"]["type"] == "DECIMAL(10, 2)"
-    assert not refine_from_sink_mismatch(message, sql, found)  # nothing more to learn: stop
-
-
-def test_a_lateral_table_field_is_typed_by_its_alias():
-    sql = "INSERT INTO o SELECT s.id, T.n FROM s, LATERAL TABLE(split(s.a)) AS T(w, n)"
-    found = {"split": {"kind": "table", "type": None, "fields": ["STRING", "STRING"]}}
-    message = (
-        "query result and sink for 'c.d.o' do not match. Cause: Incompatible types for sink column 'n' at position 1."
-        "\nSink schema:  [id: BIGINT, n: INT]"
-    )
-    assert refine_from_sink_mismatch(message, sql, found)
-    assert found["split"]["fields"] == ["STRING", "INT"]
-
-
-def test_anything_but_a_stand_in_call_is_the_scripts_own_problem():
-    found = {"f": {"kind": "scalar", "type": None, "fields": []}}
-    message = (
-        "query result and sink for 'c.d.o' do not match. Cause: Incompatible types for sink column 'n' at position 0."
-        "\nSink schema:  [n: INT]"
-    )
-    assert not refine_from_sink_mismatch(message, "INSERT INTO o SELECT f(x) || 'a' FROM s", found)
-    assert found["f"]["type"] is None
 
 
 def test_compile_plan_carries_its_insert_or_statement_set():

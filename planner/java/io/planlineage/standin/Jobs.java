@@ -145,6 +145,17 @@ public final class Jobs {
             answer.put("stand_ins", standIns(session));
             return this;
         }
+
+        /**
+         * Says whether the failed statement used an undeclared table of a stand-in catalog whose
+         * guessed columns may be why it failed ("guessed_tables"): when not, the failure is the
+         * script's own even with stand-in catalogs, as it would be without them.
+         */
+        @SuppressWarnings("unchecked")
+        Result guessed(boolean guessed) {
+            ((Map<String, Object>) answer.get("error")).put("guessed_tables", guessed);
+            return this;
+        }
     }
 
     private Session sessionFor(Map<String, Object> request) {
@@ -228,6 +239,8 @@ public final class Jobs {
             Result result) {
         List<Object> kinds = new ArrayList<>();
         List<Integer> sinkStatement = new ArrayList<>(); // which statement each collected sink came from
+        // per statement: whether what was guessed of a stand-in catalog's tables may be why it fails
+        List<Boolean> guessed = new ArrayList<>();
         for (int index = 0; index < statements.size(); index++) {
             Map<String, Object> statement = map(statements.get(index));
             int before = session.sinkCount();
@@ -249,8 +262,9 @@ public final class Jobs {
                 List<Operation> converted = ahead != null && ahead.covers(index) ? ahead.take(index, session) : null;
                 kinds.add(converted != null ? session.apply(converted) : session.execute(sql));
             } catch (Throwable error) {
-                return result.fail(index, reason(error), session);
+                return result.fail(index, reason(error), session).guessed(session.mayBlameGuesses());
             }
+            guessed.add(session.mayBlameGuesses());
             long took = System.nanoTime() - started;
             if (session.sinkCount() > before) {
                 result.sinkStatementNanos += took;
@@ -267,7 +281,32 @@ public final class Jobs {
                 result.plan = session.compile();
                 result.compileNanos = System.nanoTime() - started;
             } catch (Throwable error) {
-                return result.fail(blame(session, sinkStatement), reason(error), session);
+                Throwable last = error;
+                Integer blamed = blame(session, sinkStatement);
+                // A stand-in function's type may be what the planner refused (a sink column's):
+                // the statement learns it and the job is compiled again (only after a refusal).
+                for (int round = 0; round < MAX_RELEARNED && blamed != null
+                        && reason(last).contains(SINK_TYPES); round++) {
+                    String sql = String.valueOf(map(statements.get(blamed)).get("sql"));
+                    if (!session.relearnSinks(sql, sinkStatement.indexOf(blamed),
+                            sinkStatement.lastIndexOf(blamed) + 1 - sinkStatement.indexOf(blamed))) {
+                        break;
+                    }
+                    try {
+                        long started = System.nanoTime();
+                        result.plan = session.compile();
+                        result.compileNanos = System.nanoTime() - started;
+                        last = null;
+                        break;
+                    } catch (Throwable again) {
+                        last = again;
+                        blamed = blame(session, sinkStatement);
+                    }
+                }
+                if (last != null) {
+                    return result.fail(blamed, reason(last), session)
+                            .guessed(blamed == null || guessed.get(blamed));
+                }
             }
             for (String identifier : tableIdentifiers(Json.read(result.plan))) {
                 Map<String, Object> described = session.describe(identifier);
@@ -282,6 +321,11 @@ public final class Jobs {
         result.answer.put("stand_ins", session.standInList());
         return result;
     }
+
+    /** The refusal of a query's type by its sink, the one a stand-in's type is learnt from when planning. */
+    private static final String SINK_TYPES = "Incompatible types for sink column";
+    /** Statements whose sinks are parsed again to fit stand-in functions to the plan, per job. */
+    private static final int MAX_RELEARNED = 8;
 
     /** The first statement whose sink fails on its own (compiling alone is the only way to ask). */
     private static Integer blame(Session session, List<Integer> sinkStatement) {

@@ -122,12 +122,13 @@ public final class Session {
 
     /** A statement's operations, parsed and converted in this job's environment; nothing is run yet. */
     List<Operation> parse(String statement) throws Exception {
-        // Undeclared tables of stand-in catalogs learn the columns the statement reads.
-        return catalogs.learning(statement, () -> {
+        // Undeclared tables of stand-in catalogs learn the columns the statement reads; stand-in
+        // functions, the types its rejected uses of them need.
+        return functions.learning(() -> catalogs.learning(statement, () -> {
             List<Operation> parsed = tEnv.getParser().parse(statement);
             catalogs.planIfLearning(parsed);
             return parsed;
-        });
+        }));
     }
 
     /**
@@ -345,6 +346,54 @@ public final class Session {
             // fall through to the thread's loader
         }
         return Thread.currentThread().getContextClassLoader();
+    }
+
+    /**
+     * The job's plan was refused at the sinks [from, from + count), which one statement declared:
+     * the statement is parsed again with its sinks planned as part of it, so that stand-in
+     * functions take the types the refusal points to (see StandInFunctions#learning), and its
+     * sinks are replaced by the new ones. False when no stand-in's type changed.
+     */
+    boolean relearnSinks(String statement, int from, int count) {
+        if (functions.used().isEmpty()) {
+            return false; // no stand-in function: the refusal is the statement's own
+        }
+        String before = functions.types();
+        List<ModifyOperation> replaced;
+        try {
+            replaced = functions.learning(() -> {
+                List<ModifyOperation> found = new ArrayList<>();
+                for (Operation operation : catalogs.learning(statement, () -> tEnv.getParser().parse(statement))) {
+                    if (operation instanceof StatementSetOperation) {
+                        found.addAll(((StatementSetOperation) operation).getOperations());
+                    } else if (operation instanceof ModifyOperation) {
+                        found.add((ModifyOperation) operation);
+                    }
+                }
+                for (ModifyOperation sink : found) {
+                    // one at a time, so that a type that fits one sink counts as getting further
+                    List<ModifyOperation> one = new ArrayList<>();
+                    one.add(sink);
+                    tEnv.compilePlan(one);
+                    functions.passed();
+                }
+                return found;
+            });
+        } catch (Exception e) {
+            return false;
+        }
+        if (before.equals(functions.types()) || replaced.size() != count) {
+            return false;
+        }
+        for (int i = 0; i < count; i++) {
+            sinks.set(from + i, replaced.get(i));
+        }
+        return true;
+    }
+
+    /** Whether the last statement's failure may come from a stand-in catalog's guesses (see StandInCatalogs). */
+    boolean mayBlameGuesses() {
+        return catalogs.mayBlameGuesses();
     }
 
     /** The number of sinks collected so far. */

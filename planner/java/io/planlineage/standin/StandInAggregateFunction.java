@@ -15,18 +15,19 @@ import org.apache.flink.table.types.inference.TypeStrategies;
 public final class StandInAggregateFunction extends AggregateFunction<Object, Object> {
     private static final long serialVersionUID = 1L;
 
-    private final String resultType;
+    private final StandInResult result;
 
-    public StandInAggregateFunction(String resultType) {
-        this.resultType = resultType;
+    public StandInAggregateFunction(StandInResult result) {
+        this.result = result;
     }
 
     @Override
     public TypeInference getTypeInference(DataTypeFactory typeFactory) {
+        result.inferred();
         return TypeInference.newBuilder()
                 .inputTypeStrategy(InputTypeStrategies.WILDCARD)
                 .accumulatorTypeStrategy(TypeStrategies.explicit(DataTypes.STRING()))
-                .outputTypeStrategy(TypeStrategies.explicit(StandInTypes.parse(typeFactory, resultType)))
+                .outputTypeStrategy(TypeStrategies.explicit(StandInTypes.parse(typeFactory, result.type)))
                 .build();
     }
 

@@ -47,6 +47,8 @@ final class StandInCatalogs {
     private final Supplier<ClassLoader> classLoader;
     private final Map<String, StandInCatalog> catalogs = new LinkedHashMap<>();
     private final List<Map<String, Object>> used = new ArrayList<>();
+    /** The last statement was refused a column of a table the script declares (see mayBlameGuesses). */
+    private boolean declaredRefused;
     /** Schemas from the rules file, by "catalog.database.table". */
     private final Map<String, LinkedHashMap<String, String>> declared = new LinkedHashMap<>();
 
@@ -180,6 +182,7 @@ final class StandInCatalogs {
 
     /** Runs an action, adding to stand-in tables every column the planner says is missing. */
     <T> T learning(String statement, Callable<T> action) throws Exception {
+        declaredRefused = false;
         for (int learned = 0; ; learned++) {
             for (StandInCatalog catalog : catalogs.values()) {
                 catalog.touched.clear();
@@ -222,6 +225,34 @@ final class StandInCatalogs {
         }
     }
 
+    /**
+     * Whether `alias` names, in the statement, a table that exists and is not one whose columns
+     * are guessed: a table the script declares (or a real catalog's).
+     */
+    private boolean declaredTableNamed(String statement, String alias) {
+        Matcher named = Pattern.compile("(?i)(?:\\bFROM|\\bJOIN|,)\\s+((?:`[^`]+`|[\\w$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[\\w$]+)){0,2})"
+                + "(?:\\s+(?:AS\\s+)?`?" + Pattern.quote(alias) + "`?)?(?![\\w$.`])").matcher(statement);
+        while (named.find()) {
+            String table = named.group(1);
+            boolean bare = named.group().trim().endsWith(table);
+            String last = table.replace("`", "").replaceAll(".*\\.", "").trim();
+            if (bare && !last.equalsIgnoreCase(alias)) {
+                continue; // a table without an alias, of another name
+            }
+            try {
+                ObjectIdentifier id = tEnv.getCatalogManager().qualifyIdentifier(tEnv.getParser().parseIdentifier(table));
+                StandInCatalog catalog = catalogs.get(id.getCatalogName());
+                if (catalog != null ? !catalog.isDerived(id.toObjectPath()) && catalog.tableExists(id.toObjectPath())
+                        : tEnv.getCatalogManager().getTable(id).isPresent()) {
+                    return true;
+                }
+            } catch (RuntimeException e) {
+                // not a table name: nothing to say
+            }
+        }
+        return false;
+    }
+
     private boolean learn(Throwable error, String statement) {
         for (Throwable cause = error; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
             String message = String.valueOf(cause.getMessage());
@@ -257,8 +288,31 @@ final class StandInCatalogs {
         return false;
     }
 
+    /**
+     * Whether the statement's last run may have been refused for what was guessed of a stand-in
+     * catalog's table: false when it used no undeclared table of one, or when its refusal is a
+     * column missing from a table the script declares (its own error, as without a catalog).
+     */
+    boolean mayBlameGuesses() {
+        if (declaredRefused) {
+            return false;
+        }
+        for (StandInCatalog catalog : catalogs.values()) {
+            for (ObjectPath path : catalog.touched) {
+                if (catalog.isDerived(path)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     /** Adds the column to the derived table the alias names (else the only, else the first, one used). */
     private boolean add(String column, String alias, String statement) {
+        if (alias != null && declaredTableNamed(statement, alias)) {
+            declaredRefused = true;
+            return false; // `alias.column` of a table the script declares: its own error
+        }
         List<Object[]> candidates = new ArrayList<>();
         for (StandInCatalog catalog : catalogs.values()) {
             for (ObjectPath path : catalog.touched) {

@@ -3,12 +3,17 @@ package io.planlineage.standin;
 import java.io.File;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.catalog.CatalogFunction;
@@ -37,6 +42,67 @@ final class StandInFunctions {
     private final Supplier<ClassLoader> classLoader;
     private final Map<String, Map<String, Object>> hints = new LinkedHashMap<>();
     private final List<Map<String, Object>> used = new ArrayList<>();
+    /** Steps of the current action passed (see passed). */
+    private int passed;
+    /** What each stand-in of `used` returns, in the same order. */
+    private final List<StandInResult> results = new ArrayList<>();
+
+    /** Rejections fixed in a row in one statement, each by one stand-in's type. */
+    private static final int MAX_ROUNDS = 8;
+    /**
+     * Validations tried for one statement at most: each costs a few milliseconds (a statement
+     * refused by its sink is also planned, with one type to try per stand-in). A count, not a
+     * time, so that a script gets the same answer on a busy machine; the caller's job timeout
+     * bounds the time.
+     */
+    private static final int MAX_TRIALS = 64;
+    /** Type text in Flink's and Calcite's messages: call arguments, expected forms, CAST targets. */
+    private static final Pattern[] TYPE_TEXT = {
+        Pattern.compile("Invalid function call:\\s*[\\w$.`]+\\((.*)\\)"),
+        Pattern.compile("<([A-Z][^<>]*(?:<[^<>]*>[^<>]*)*)>"),
+        Pattern.compile("\\bto type ([A-Z][\\w(), <>]*?)(?:$|\\n|\\.\\s)"),
+        Pattern.compile("implicit type conversion between (.+?) and (?:.+?) is not supported"),
+        Pattern.compile("implicit type conversion between (?:.+?) and (.+?) is not supported"),
+    };
+    /** Refusals that no function's type causes: a parse error, a name that is not there. */
+    private static final Pattern NO_TYPE_FIXES = Pattern.compile(
+            "SQL parse failed|Column '[^']*' not found|Object '[^']*' not found|Table '[^']*' not found"
+                    + "|Unknown target column");
+    private static final Pattern SINK_COLUMN = Pattern.compile(
+            "(?s)Incompatible types for sink column '([^']+)'.*?Sink schema:\\s*\\[(.*?)\\]");
+    /** Calcite's operand families, as types a stand-in can have. */
+    private static final Map<String, String> FAMILIES = new LinkedHashMap<>();
+    /** Tried after the types a message names. */
+    private static final List<String> COMMON = Arrays.asList(
+            "BOOLEAN", "INT", "BIGINT", "DOUBLE", "DECIMAL(38, 18)", "TIMESTAMP(3)", "DATE", "TIME(0)",
+            "TIMESTAMP_LTZ(3)", "BYTES", "ARRAY<STRING>", "MAP<STRING, STRING>", "ARRAY<INT>", "ARRAY<BIGINT>",
+            "MAP<STRING, INT>", "MAP<STRING, BIGINT>", "MAP<STRING, DOUBLE>");
+
+    /** The words a rejection may spell a type's head by. */
+    private static final Map<String, String> SPELLINGS = new LinkedHashMap<>();
+
+    static {
+        SPELLINGS.put("INT", "INT|INTEGER");
+        SPELLINGS.put("STRING", "STRING|VARCHAR|CHAR");
+        SPELLINGS.put("BYTES", "BYTES|VARBINARY|BINARY");
+        SPELLINGS.put("TIMESTAMP_LTZ", "TIMESTAMP_LTZ|TIMESTAMP_WITH_LOCAL_TIME_ZONE|LOCAL TIME ZONE");
+        SPELLINGS.put("DECIMAL", "DECIMAL|NUMERIC");
+        FAMILIES.put("NUMERIC", "INT;BIGINT;DOUBLE;DECIMAL(38, 18)");
+        FAMILIES.put("INTEGER", "INT;BIGINT");
+        FAMILIES.put("EXACT_NUMERIC", "INT;BIGINT;DECIMAL(38, 18)");
+        FAMILIES.put("APPROXIMATE_NUMERIC", "DOUBLE");
+        FAMILIES.put("DATETIME", "TIMESTAMP(3);DATE;TIME(0);TIMESTAMP_LTZ(3)");
+        FAMILIES.put("TIMESTAMP", "TIMESTAMP(3);TIMESTAMP_LTZ(3)");
+        FAMILIES.put("DATETIME_INTERVAL", "INTERVAL DAY TO SECOND(3);INTERVAL YEAR TO MONTH");
+        FAMILIES.put("ARRAY", "ARRAY<STRING>;ARRAY<INT>;ARRAY<BIGINT>");
+        FAMILIES.put("MAP", "MAP<STRING, STRING>;MAP<STRING, INT>;MAP<STRING, BIGINT>");
+        FAMILIES.put("MULTISET", "MULTISET<STRING>");
+        FAMILIES.put("BINARY", "BYTES");
+        FAMILIES.put("CHARACTER", "STRING");
+        for (String skipped : new String[] {"ANY", "SYMBOL", "COMPARABLE_TYPE", "ARRAY ELEMENT", "NULL", "ROW"}) {
+            FAMILIES.put(skipped, "");
+        }
+    }
 
     StandInFunctions(TableEnvironment tEnv, Supplier<ClassLoader> classLoader) {
         this.tEnv = tEnv;
@@ -53,7 +119,20 @@ final class StandInFunctions {
     }
 
     List<Map<String, Object>> used() {
+        for (int i = 0; i < used.size(); i++) {
+            StandInResult result = results.get(i);
+            used.get(i).put("result_type", result.fields == null ? result.type : StandInTableFunction.rowType(result.fields));
+        }
         return used;
+    }
+
+    /** The stand-ins' types now, to tell whether learning changed any. */
+    String types() {
+        StringBuilder out = new StringBuilder();
+        for (StandInResult result : results) {
+            out.append(String.join("\u0000", snapshot(result))).append('\u0001');
+        }
+        return out.toString();
     }
 
     /** Registers a stand-in instead of running the operation; false when the real function loads. */
@@ -134,21 +213,21 @@ final class StandInFunctions {
         @SuppressWarnings("unchecked")
         List<String> fields = hint == null ? Collections.<String>emptyList() : (List<String>) hint.get("fields");
         UserDefinedFunction standIn;
-        String result;
+        StandInResult result;
         if ("table".equals(kind)) {
             List<String> types = new ArrayList<>();
             for (String field : fields.isEmpty() ? Collections.singletonList((String) null) : fields) {
                 types.add(field == null ? DEFAULT_TYPE : field);
             }
-            standIn = new StandInTableFunction(types);
-            result = StandInTableFunction.rowType(types);
+            result = new StandInResult(null, types);
+            standIn = new StandInTableFunction(result);
         } else if ("aggregate".equals(kind)) {
-            standIn = new StandInAggregateFunction(type);
-            result = type;
+            result = new StandInResult(type, null);
+            standIn = new StandInAggregateFunction(result);
         } else {
             kind = "scalar";
-            standIn = new StandInScalarFunction(type);
-            result = type;
+            result = new StandInResult(type, null);
+            standIn = new StandInScalarFunction(result);
         }
         Map<String, Object> record = new LinkedHashMap<>();
         record.put("kind", "function");
@@ -156,9 +235,235 @@ final class StandInFunctions {
         record.put("class", function.getClassName());
         record.put("language", function.getFunctionLanguage().name());
         record.put("function_kind", kind);
-        record.put("result_type", result);
+        record.put("result_type", null); // filled in by used(): the planner may still retype it
         record.put("reason", reason);
         used.add(record);
+        results.add(result);
         return standIn;
+    }
+
+    /**
+     * Runs an action (a statement's parse and validation), and when the planner rejects it while a
+     * stand-in was in use, gives the stand-ins the types the rejection points to: each type named in
+     * Flink's message (a typed function's arguments and expected forms, a CAST's target, a sink
+     * column's type), an array of it, then the common types, one at a time, validating again. A type
+     * is kept when the statement then validates, or gets further (more sinks planned or stand-in
+     * calls typed before the next rejection, or as many and a rejection that no longer names the
+     * type), which is then fixed the
+     * same way; a rejection left after that is the statement's error. When no type gets further,
+     * every stand-in gets its type back and the planner's first rejection is the error. Nothing of
+     * this runs unless a statement is rejected.
+     */
+    <T> T learning(Callable<T> action) throws Exception {
+        clearCounts();
+        try {
+            return action.call();
+        } catch (Exception rejected) {
+            if (results.isEmpty() || inferences() == 0 || NO_TYPE_FIXES.matcher(messages(rejected)).find()) {
+                throw rejected;
+            }
+            return relearn(action, rejected);
+        }
+    }
+
+    private <T> T relearn(Callable<T> action, Exception rejected) throws Exception {
+        List<String[]> before = new ArrayList<>();
+        for (StandInResult result : results) {
+            before.add(snapshot(result));
+        }
+        Exception current = rejected;
+        int reached = inferences();
+        List<StandInResult> touched = touched();
+        int trials = 0;
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+            List<String> candidates = candidates(messages(current));
+            Object[] further = null; // {result, slot, type, error, reached, touched}
+            // the likeliest type first, on every stand-in the statement uses
+            search:
+            for (String candidate : candidates) {
+                for (StandInResult result : touched) {
+                    for (int slot = 0; slot < result.slots(); slot++) {
+                        String was = result.get(slot);
+                        if (candidate.equals(was) || trials++ >= MAX_TRIALS) {
+                            continue;
+                        }
+                        result.set(slot, candidate);
+                        clearCounts();
+                        try {
+                            return action.call();
+                        } catch (Exception again) {
+                            int now = inferences();
+                            String said = messages(again);
+                            if (further == null && !said.equals(messages(current))
+                                    && (now > reached || now == reached && !names(said, candidate))) {
+                                further = new Object[] {result, slot, candidate, again, now, touched()};
+                                result.set(slot, was);
+                                break search;
+                            }
+                        }
+                        result.set(slot, was);
+                    }
+                }
+            }
+            if (further == null) {
+                break;
+            }
+            ((StandInResult) further[0]).set((Integer) further[1], (String) further[2]);
+            current = (Exception) further[3];
+            reached = (Integer) further[4];
+            @SuppressWarnings("unchecked")
+            List<StandInResult> next = (List<StandInResult>) further[5];
+            touched = next;
+        }
+        if (current != rejected) {
+            throw current; // the stand-ins now fit further: what is left is the statement's own
+        }
+        for (int i = 0; i < results.size(); i++) {
+            restore(results.get(i), before.get(i));
+        }
+        throw rejected;
+    }
+
+    /** Types worth trying for a stand-in, in order, from the text of the planner's rejection. */
+    static List<String> candidates(String message) {
+        List<String> named = new ArrayList<>();
+        Matcher sink = SINK_COLUMN.matcher(message);
+        if (sink.find()) {
+            // only the sink column's own type fits it
+            for (String field : depthZero(sink.group(2))) {
+                int colon = field.indexOf(':');
+                if (colon > 0 && field.substring(0, colon).trim().replace("`", "").equals(sink.group(1))) {
+                    return Collections.singletonList(plain(field.substring(colon + 1)));
+                }
+            }
+            return Collections.emptyList();
+        }
+        for (Pattern pattern : TYPE_TEXT) {
+            Matcher found = pattern.matcher(message);
+            while (found.find()) {
+                for (String part : depthZero(found.group(1))) {
+                    named.add(part);
+                }
+            }
+        }
+        // the types named (an operand's type is what a comparison wants), then arrays of them
+        // (what a function of elements wants), then Calcite's families, then the common types
+        LinkedHashSet<String> out = new LinkedHashSet<>();
+        List<String> families = new ArrayList<>();
+        for (String text : named) {
+            String type = plain(text);
+            String family = FAMILIES.get(type);
+            if (family != null) {
+                families.addAll(Arrays.asList(family.split(";")));
+            } else if (!type.isEmpty() && Character.isLetter(type.charAt(0))) {
+                out.add(type);
+            }
+        }
+        for (String type : new ArrayList<>(out)) {
+            out.add("ARRAY<" + type + ">");
+        }
+        for (String member : families) {
+            if (!member.isEmpty()) {
+                out.add(member);
+            }
+        }
+        out.addAll(COMMON);
+        return new ArrayList<>(out);
+    }
+
+    /**
+     * Whether a rejection names the type (in Flink's or Calcite's spelling): a new rejection that
+     * does not is about another use, so the type fitted this one.
+     */
+    static boolean names(String message, String type) {
+        Matcher head = Pattern.compile("^[A-Z_]+").matcher(type);
+        if (!head.find()) {
+            return true;
+        }
+        String word = SPELLINGS.getOrDefault(head.group(), head.group());
+        return Pattern.compile("\\b(?:" + word + ")\\b").matcher(message).find();
+    }
+
+    /** A type as the stand-in is given it: no nullability or time attribute, strings as STRING. */
+    private static String plain(String text) {
+        String type = text.trim().replace(" NOT NULL", "").replace(" *ROWTIME*", "").replace(" *PROCTIME*", "");
+        type = type.replaceAll("\\b(?:VAR)?CHAR\\(\\d+\\)", "STRING").replaceAll("^[a-z_]\\w*\\s+(?=[A-Z])", "");
+        Matcher postfix = Pattern.compile("^(.+?) (ARRAY|MULTISET)$").matcher(type);
+        return postfix.matches() ? postfix.group(2) + "<" + plain(postfix.group(1)) + ">" : type;
+    }
+
+    /** `A, B<C, D>` -> [A, B<C, D>]. */
+    private static List<String> depthZero(String text) {
+        List<String> parts = new ArrayList<>();
+        int depth = 0;
+        int start = 0;
+        for (int i = 0; i <= text.length(); i++) {
+            char c = i < text.length() ? text.charAt(i) : ',';
+            if (c == '<' || c == '(') {
+                depth++;
+            } else if (c == '>' || c == ')') {
+                depth--;
+            } else if (c == ',' && depth == 0) {
+                parts.add(text.substring(start, i).trim());
+                start = i + 1;
+            }
+        }
+        return parts;
+    }
+
+    private static String messages(Throwable error) {
+        StringBuilder out = new StringBuilder();
+        int seen = 0;
+        for (Throwable cause = error; cause != null && seen < 30; seen++) {
+            out.append(cause.getMessage()).append('\n');
+            cause = cause.getCause() == cause ? null : cause.getCause();
+        }
+        return out.toString();
+    }
+
+    /** A step of the action passed (a sink planned): the statement got further. */
+    void passed() {
+        passed++;
+    }
+
+    private void clearCounts() {
+        passed = 0;
+        for (StandInResult result : results) {
+            result.inferences = 0;
+        }
+    }
+
+    /** How far the last run of the action got: the steps it passed, then the stand-in calls it typed. */
+    private int inferences() {
+        int count = passed * 100_000;
+        for (StandInResult result : results) {
+            count += result.inferences;
+        }
+        return count;
+    }
+
+    /** The stand-ins the last validation typed, so far as it went. */
+    private List<StandInResult> touched() {
+        List<StandInResult> out = new ArrayList<>();
+        for (StandInResult result : results) {
+            if (result.inferences > 0) {
+                out.add(result);
+            }
+        }
+        return out;
+    }
+
+    private static String[] snapshot(StandInResult result) {
+        String[] types = new String[result.slots()];
+        for (int slot = 0; slot < types.length; slot++) {
+            types[slot] = result.get(slot);
+        }
+        return types;
+    }
+
+    private static void restore(StandInResult result, String[] types) {
+        for (int slot = 0; slot < types.length; slot++) {
+            result.set(slot, types[slot]);
+        }
     }
 }

@@ -10,17 +10,18 @@ import org.apache.flink.table.types.inference.TypeStrategies;
 public final class StandInScalarFunction extends ScalarFunction {
     private static final long serialVersionUID = 1L;
 
-    private final String resultType;
+    private final StandInResult result;
 
-    public StandInScalarFunction(String resultType) {
-        this.resultType = resultType;
+    public StandInScalarFunction(StandInResult result) {
+        this.result = result;
     }
 
     @Override
     public TypeInference getTypeInference(DataTypeFactory typeFactory) {
+        result.inferred();
         return TypeInference.newBuilder()
                 .inputTypeStrategy(InputTypeStrategies.WILDCARD)
-                .outputTypeStrategy(TypeStrategies.explicit(StandInTypes.parse(typeFactory, resultType)))
+                .outputTypeStrategy(TypeStrategies.explicit(StandInTypes.parse(typeFactory, result.type)))
                 .build();
     }
 

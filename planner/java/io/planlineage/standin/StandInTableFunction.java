@@ -16,10 +16,10 @@ import org.apache.flink.types.Row;
 public final class StandInTableFunction extends TableFunction<Row> {
     private static final long serialVersionUID = 1L;
 
-    private final List<String> fieldTypes;
+    private final StandInResult result;
 
-    public StandInTableFunction(List<String> fieldTypes) {
-        this.fieldTypes = new ArrayList<>(fieldTypes);
+    public StandInTableFunction(StandInResult result) {
+        this.result = result;
     }
 
     static String rowType(List<String> types) {
@@ -32,6 +32,8 @@ public final class StandInTableFunction extends TableFunction<Row> {
 
     @Override
     public TypeInference getTypeInference(DataTypeFactory typeFactory) {
+        result.inferred();
+        List<String> fieldTypes = new ArrayList<>(result.fields);
         DataTypes.Field[] fields = new DataTypes.Field[fieldTypes.size()];
         for (int i = 0; i < fields.length; i++) {
             fields[i] = DataTypes.FIELD("f" + i, StandInTypes.parse(typeFactory, fieldTypes.get(i)));
