@@ -104,8 +104,13 @@ _USERINFO = re.compile(
 _TOKEN_USERINFO = re.compile(
     r"(?i)\b(?P<lead>(?:https?|ftps?|wss?|git)://)(?P<token>[^/?#@\s:'\"]++(?:@[^/?#@\s:'\"]*+)*)@"
 )
-# Oracle thin/oci: jdbc:oracle:thin:user/password@host
-_ORACLE_USER_PW = re.compile(r"(?i)(?P<lead>oracle:[a-z0-9]+:)(?P<user>[^/@:\s'\"]+)/(?P<pw>[^@\s'\"]+)@")
+# Oracle thin/oci: jdbc:oracle:thin:user/password@host. The password runs to the LAST `@` before
+# the host (`scott/ti@ger@h` -> `ti@ger`), as `_USERINFO` reads it; the parts after an `@` hold no
+# `/`, so that one URL never reads into the next. Bounded groups: linear on any text.
+_ORACLE_USER_PW = re.compile(
+    r"(?i)\b(?P<lead>oracle:[a-z0-9]{1,20}+:)(?P<user>[^/@:\s'\"]{1,128}+)/"
+    r"(?P<pw>[^@\s'\"]{1,256}+(?:@[^/@\s'\"]{0,256}+){0,16})@"
+)
 # key=value parameters (query, `;` params, MySQL `(password=..)`, key=value lists)
 _PARAM = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,100})=(?P<value>\{[^}]{0,500}\}|[^&;,()\s'\"?#]*+)")
 _USER_PARAM_KEYS = {"user", "username"}
@@ -223,7 +228,7 @@ _TEXT_PARAM = re.compile(r"(?P<key>\b[A-Za-z][A-Za-z0-9_.\-]{0,100})=(?P<value>\
 # quoted string or one bare word; an authorization scheme (Bearer/Basic) takes its token along.
 # Keys are found first and values read only after a secret key, so that the value of one pair
 # ("failed: Authorization") never hides the key of the next.
-_BARE_KEY = re.compile(r"(?<![\w.\-'\"`])(?P<key>[A-Za-z][\w.\-]{0,100}+)(?<![.\-])\s*+[=:]\s*+")
+_BARE_KEY = re.compile(r"(?<![\w.\-'\"`])(?P<key>[A-Za-z][\w.\-]{0,100}+)(?<![.\-])\s*+[=:][ \t]*+")
 _BARE_VALUE = re.compile(r"'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\"|(?:(?i:bearer|basic)\s++)?[^\s;,'\"()]++")
 
 
@@ -252,11 +257,13 @@ _SET_PAIR = re.compile(
     r"(?P<value>'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\"|[^;\r\n]*+)"
 )
 # Spark's property lists, `OPTIONS (password 'x', 'token' "y")` and TBLPROPERTIES: key and value
-# separated by blanks only. A quoted value is taken after any key; a bare literal only inside a
-# list, right after `(` or `,`, and only a number or a boolean (Spark's property values): a column
-# definition `(token STRING, …)` keeps its type.
+# separated by blanks only (at most 200, line breaks included; a key may be quoted '…', `…` or
+# "…"). A quoted value is taken after any key; a bare literal only inside a list, right after `(`
+# or `,`, and only a number or a boolean (Spark's property values): a column definition
+# `(token STRING, …)` keeps its type.
 _SPACED_PAIR = re.compile(
-    r"(?P<k>(?<![\w.\-'\"`])(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|[A-Za-z][\w.\-]{0,100}+)[ \t]++)"
+    r"(?P<k>(?<![\w.\-'\"`])(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|\"[^\"\n]{1,200}+\"|[A-Za-z][\w.\-]{0,100}+)"
+    r"\s{1,200}+)"
     r"(?P<v>'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\")"
 )
 _LISTED_BARE_PAIR = re.compile(
@@ -296,7 +303,7 @@ _WORD = re.compile(r"[A-Za-z][\w.\-]{0,100}+")
 # In prose a lone `key`, `pass` or `sig` is an ordinary word ("primary key", "pass through").
 _PROSE_NOT_SECRET = {"key", "pass", "sas", "sig"}
 # what tells the value after a secret's name in prose: `password: x`, `token = x`, `password is x`
-_PROSE_SEPARATOR = re.compile(r"(?i)\s*+(?:[:=]|\b(?:is|are|was|were)\b)")
+_PROSE_SEPARATOR = re.compile(r"(?i)[ \t]*+(?:[:=]|\b(?:is|are|was|were)\b)")
 
 
 def _mask_comment(m: re.Match) -> str:
@@ -307,8 +314,9 @@ def _mask_comment(m: re.Match) -> str:
         name = word.group(0).rstrip(".-")
         if name.lower() in _PROSE_NOT_SECRET or not is_secret_key(name):
             continue
-        # everything after the first separator that follows the secret's name, else after the name
-        separator = _PROSE_SEPARATOR.search(body, word.end())
+        # everything after a separator right after the secret's name, else after the name: a
+        # separator further on (`password hunter2 is rotated`) would leave the secret before it
+        separator = _PROSE_SEPARATOR.match(body, word.end())
         start = separator.end() if separator else word.end()
         rest = body[start:]
         if not rest.strip():

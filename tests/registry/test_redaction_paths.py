@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from planlineage.registry.secrets import MASK, RedactingFilter, redact_sql, redact_text
+from planlineage.registry.secrets import MASK, RedactingFilter, redact_sql, redact_text, redact_url, strip_credentials
 
 S = "FAKE-s3cr3t-Value"
 
@@ -83,8 +83,13 @@ def test_text_without_secrets_is_unchanged(text):
     ("sql", "kept"),
     [
         (f"-- password is {S}\nSELECT 1", "-- password is "),
-        (f"-- the password for prod is {S} (rotated)\nSELECT 1", "-- the password for prod is "),
-        (f"-- credentials for prod: {S}\nSELECT 1", "-- credentials for prod: "),
+        (f"-- the password for prod is {S} (rotated)\nSELECT 1", "-- the password "),
+        (f"-- credentials for prod: {S}\nSELECT 1", "-- credentials "),
+        (f"-- credentials: {S}\nSELECT 1", "-- credentials: "),
+        # the secret right after its name, a separator only further on: masked from the name
+        (f"-- password {S} is rotated monthly\nSELECT 1", "-- password "),
+        (f"-- token {S} was revoked\nSELECT 1", "-- token "),
+        (f"/* apikey {S}: prod */ SELECT 1", " */ SELECT 1"),
         (f"SELECT 1 /* token {S} */ FROM t", " */ FROM t"),
         (f"/* api key: see vault\n   secret = {S}\n*/ SELECT 1", "*/ SELECT 1"),
     ],
@@ -143,3 +148,65 @@ def test_the_new_forms_read_adversarial_text_in_linear_time(text):
     start = time.monotonic()
     redact_sql(text, {"password": "zzzzzz"})
     assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        f"CREATE TABLE t USING jdbc OPTIONS (url 'jdbc:x', \"password\" '{S}')",
+        f'CREATE TABLE t USING jdbc OPTIONS ("password" "{S}")',
+        f"CREATE TABLE t USING jdbc OPTIONS (url 'jdbc:x',\n  password\n    '{S}')",
+        f"CREATE TABLE t USING jdbc OPTIONS (\"password\"\r\n\t'{S}', dbtable 't')",
+    ],
+)
+def test_spark_options_with_a_double_quoted_key_or_a_line_break_are_masked(sql):
+    out = redact_sql(sql)
+    assert S not in out and MASK in out and "OPTIONS (" in out
+
+
+def test_a_secret_on_the_line_after_its_name_is_not_taken_for_the_next_lines_text():
+    """`password:` ending a line: the next line is not its value (nothing to mask, nothing shifted)."""
+    assert redact_text("-- password:\n-- not-the-secret") == "-- password:\n-- not-the-secret"
+    assert redact_text("password:\nSELECT 1") == "password:\nSELECT 1"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "jdbc:oracle:thin:scott/FAKE@s3cr3t@h:1521/orcl",
+        "jdbc:oracle:thin:scott/FAKE@s3@cr3t@h:1521/orcl",
+    ],
+)
+def test_an_oracle_password_with_an_unencoded_at_is_read_to_the_last_at(url):
+    for out in (redact_text(url), redact_sql(url), redact_url(url), strip_credentials(url)):
+        assert "FAKE" not in out and "s3" not in out and "cr3t" not in out, out
+        assert "h:1521/orcl" in out
+    assert strip_credentials(url) == "jdbc:oracle:thin:@h:1521/orcl"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "oracle:thin:a/" * 7142,
+        "jdbc:oracle:thin:a/x@" * 5000,
+        "oracle:thin:" + "a" * 100000,
+        "oracle:thin:a/" + "b@" * 50000,
+        '"password" ' * 9000,
+        "password\n" * 10000,
+        "-- password " * 8000,
+    ],
+)
+def test_adversarial_text_of_100k_characters_is_redacted_in_linear_time(text):
+    import time
+
+    def took(sample: str) -> float:
+        start = time.monotonic()
+        redact_text(sample)
+        redact_sql(sample)
+        redact_url(sample)
+        strip_credentials(sample)
+        return time.monotonic() - start
+
+    small = took(text[: len(text) // 10])
+    big = took(text)
+    assert big < 2 and big < 10 * small + 0.5, (small, big)
