@@ -194,6 +194,12 @@ def test_an_oracle_password_with_an_unencoded_at_is_read_to_the_last_at(url):
         '"password" ' * 9000,
         "password\n" * 10000,
         "-- password " * 8000,
+        "jdbc:mysql://" + "a?" * 50000,
+        "jdbc:mysql://u:a?" + "b" * 100000,
+        "x://" * 25000,
+        "jdbc:x://" + "''" * 50000,
+        "jdbc:mysql://" + "a," * 50000 + "@h",
+        "(a=b," * 20000 + ")",
     ],
 )
 def test_adversarial_text_of_100k_characters_is_redacted_in_linear_time(text):
@@ -210,3 +216,62 @@ def test_adversarial_text_of_100k_characters_is_redacted_in_linear_time(text):
     small = took(text[: len(text) // 10])
     big = took(text)
     assert big < 2 and big < 10 * small + 0.5, (small, big)
+
+
+# a password with an unencoded `@`, `,`, `?`, `#` or `'`: fragments on both sides of it
+SPECIAL_PASSWORD_URLS = [
+    "jdbc:mysql://app:FRAGONE,FRAGTWO@db:3306/x",
+    "jdbc:mysql://app:12345,67890@db:3306/x",
+    "jdbc:mysql://app:FRAGONE,FRAGTWO:FRAGTRE@db:3306/x",
+    "jdbc:mysql://app:FRAGONE@FRAGTWO@db:3306/x",
+    "jdbc:mysql://app:FRAGONE?FRAGTWO@db:3306/x",
+    "jdbc:mysql://app:FRAGONE#FRAGTWO@db:3306/x",
+    "jdbc:mysql://app:FRAGONE'FRAGTWO@db:3306/x",
+    "jdbc:oracle:thin:app/FRAGONE@FRAGTWO@db:1521/orcl",
+]
+FRAGMENTS = ("FRAGONE", "FRAGTWO", "FRAGTRE", "12345", "67890")
+
+
+@pytest.mark.parametrize("url", SPECIAL_PASSWORD_URLS)
+def test_a_password_with_a_special_character_leaves_no_fragment(url):
+    from planlineage.registry.jdbc import jdbc_identity
+
+    quoted = "'url' = '" + url.replace("'", "''") + "'"
+    outputs = {
+        "redact_url": redact_url(url),
+        "redact_text": redact_text(url),
+        "redact_sql quoted": redact_sql(f"WITH ({quoted})"),
+        "strip_credentials": strip_credentials(url),
+        "identity": " ".join(jdbc_identity(url, "t")),
+    }
+    leaks = {where: out for where, out in outputs.items() if any(f in out for f in FRAGMENTS)}
+    assert leaks == {}
+    assert "db:" in outputs["identity"] and "app" not in outputs["identity"]
+
+
+def test_a_quoted_password_with_a_doubled_quote_is_masked_as_its_option():
+    url = "jdbc:mysql://u:FRAGONE'FRAGTWO@h:3306/db"
+    sql = "WITH ('url' = '" + url.replace("'", "''") + "')"
+    out = redact_sql(sql, {"url": url})
+    assert "FRAGONE" not in out and "FRAGTWO" not in out and "h:3306/db" in out
+
+
+def test_masking_and_naming_read_a_comma_the_same_way():
+    """registry/jdbc names with the hosts secrets masks: `u:12,34@h` is one userinfo, never a
+    host `u:12` in a namespace; `u:p@h1,h2` and `u:p@h1,u:p@h2` stay two hosts."""
+    from planlineage.registry import jdbc, secrets
+
+    assert secrets.split_hosts("u:12,34@h:3306") == ["u:12,34@h:3306"]
+    assert secrets.split_hosts("u:p,ss:x@h:3306") == ["u:p,ss:x@h:3306"]
+    assert secrets.split_hosts("u:p@h1,h2:3306") == ["u:p@h1", "h2:3306"]
+    assert secrets.split_hosts("u:p@h1,u:p@h2") == ["u:p@h1", "u:p@h2"]
+    assert jdbc.jdbc_identity("jdbc:mysql://u:12,34@h:3306/db", "t") == ("mysql://h:3306", "db.t")
+    assert jdbc.jdbc_identity("jdbc:mysql://u:p@h1,h2:3306/db", "t") == ("mysql://h1,h2:3306/db", "t")
+    assert strip_credentials("jdbc:mysql://u:p,ss:x@h:3306/db") == "jdbc:mysql://h:3306/db"
+
+
+def test_a_mysql_address_list_loses_its_user_and_password():
+    url = "jdbc:mysql://(host=h,port=3306,user=u,password=FRAGONE)/db"
+    assert strip_credentials(url) == "jdbc:mysql://(host=h,port=3306)/db"
+    assert strip_credentials("jdbc:mysql://(password=FRAGONE)/db") == "jdbc:mysql:///db"
+    assert strip_credentials("jdbc:mysql://(host=h,port=3306)/db") == "jdbc:mysql://(host=h,port=3306)/db"
