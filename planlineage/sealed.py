@@ -55,13 +55,36 @@ def load_key(home: Path, environ: Mapping[str, str] | None = None) -> bytes | No
     environ = os.environ if environ is None else environ
     if environ.get(ENV_NAME):
         return _decode_key(environ[ENV_NAME], ENV_NAME)
+    path = key_path(home)
     try:
-        text = key_path(home).read_text(encoding="ascii")
+        text = path.read_text(encoding="ascii")
+        mode = path.stat().st_mode
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
-        raise SealError(f"the store key {key_path(home)} cannot be read ({type(error).__name__})") from None
-    return _decode_key(text, str(key_path(home)))
+        raise SealError(f"the store key {path} cannot be read ({type(error).__name__})") from None
+    if mode & 0o077:
+        _warn_readable(path, mode)
+    return _decode_key(text, str(path))
+
+
+_warned: set[str] = set()
+
+
+def _warn_readable(path: Path, mode: int) -> None:
+    """Said once per process and file: a key others may read opens every sealed setting."""
+    if str(path) in _warned:
+        return
+    _warned.add(str(path))
+    from planlineage import lazylog
+
+    lazylog.getLogger("planlineage.emitter").warning(
+        "planlineage: the store key %s can be read by other users (mode %s): "
+        "whoever reads it and the store reads the lineage token; run `chmod 600 %s`",
+        path,
+        oct(mode & 0o777),
+        path,
+    )
 
 
 def create_key(home: Path) -> bytes:

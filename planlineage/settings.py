@@ -203,7 +203,8 @@ class Settings:
 
         opened = dict(shared)
         for name, value in shared.items():
-            if not sealed.is_sealed(value):
+            # only a secret setting is ever sealed: any other value is taken as it stands
+            if name not in SETTINGS or not SETTINGS[name].secret or not sealed.is_sealed(value):
                 continue
             try:
                 key = sealed.load_key(self.home, self.environ)
@@ -348,6 +349,7 @@ class Settings:
             except sealed.SealError as error:
                 raise SettingError(str(error)) from None
             if secret is None:
+                self._refuse_a_second_key(key)
                 secret = sealed.create_key(self.home)
                 self.problems.append(
                     f"{key} is stored sealed in the shared store with the new key {sealed.key_path(self.home)}: "
@@ -366,6 +368,24 @@ class Settings:
                 )
 
         self.store.write(store_it)
+
+    def _refuse_a_second_key(self, key: str) -> None:
+        """A node without the store key must not make a new one while the shared store already
+        holds a value sealed with another node's key: the value it seals would be readable on
+        this node only, and every other node would lose it."""
+        from planlineage import sealed
+
+        shared = self.store.read(
+            lambda c: {r["key"]: r["value"] for r in c.execute("SELECT key, value FROM settings")}, default={}
+        )
+        held = sorted(n for n, v in shared.items() if n in SETTINGS and SETTINGS[n].secret and sealed.is_sealed(v))
+        if held:
+            raise SettingError(
+                f"the shared store already holds {', '.join(held)} sealed with the store key of another node, "
+                f"and this node has none: copy {sealed.key_path(self.home)} from a node where it was set "
+                f"(0600), or set {sealed.ENV_NAME} to its text, then set {key} again "
+                f"(to start over with a new key instead: `planlineage settings unset {held[0]}` first)"
+            )
 
     def _requeue_access(self) -> None:
         """Events parked for a 401/403 get another chance with the new address or token."""

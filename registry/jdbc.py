@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from .javauri import _USERINFO as _JAVA_USERINFO
 from .javauri import JavaURISyntaxError, _is_other, java_split, parse_java_uri
 from .rule_result import RuleResult, require
+from .secrets import AUTHORITY, split_hosts
 
 
 class JdbcParseError(JavaURISyntaxError):
@@ -77,7 +78,7 @@ def sanitize(uri: str) -> str:
 
 # --- userinfo written unencoded --------------------------------------------------------------------
 
-_AUTHORITY = re.compile(r"^(?P<head>[^/?#]*+//)(?P<authority>[^/?#]*+)")
+_AUTHORITY = re.compile(r"^(?P<head>[^/?#]*+)" + AUTHORITY)  # `//` and the authority as secrets reads them
 
 
 def _userinfo_kept(ch: str) -> bool:
@@ -105,32 +106,12 @@ def encode_userinfo(uri: str) -> str:
     if m is None or "@" not in m["authority"]:
         return uri
     hosts = []
-    for host in _hosts(m["authority"]):
+    for host in split_hosts(m["authority"]):
         userinfo, at, rest = host.rpartition("@")
         if at and not all(map(_userinfo_kept, userinfo)):
             host = "".join(map(_userinfo_char, userinfo)) + "@" + rest
         hosts.append(host)
-    return m["head"] + ",".join(hosts) + uri[m.end() :]
-
-
-def _hosts(authority: str) -> list[str]:
-    """The authority's hosts, a password with an unencoded `,` kept whole: `u:pa,ss@h` is one host,
-    since `u:pa` (a port `pa`) is no host; `u:p@h1,h2:3306` and `u:p@h1,u:p@h2` are two."""
-    parts = authority.split(",")
-    hosts: list[str] = []
-    i = 0
-    while i < len(parts):
-        part = parts[i]
-        port = part.rpartition(":")[2] if ":" in part and "]" not in part.rpartition(":")[2] else ""
-        if "@" not in part and port and not port.isdigit():
-            ends = next((j for j in range(i + 1, len(parts)) if "@" in parts[j]), None)
-            if ends is not None:
-                hosts.append(",".join(parts[i : ends + 1]))
-                i = ends + 1
-                continue
-        hosts.append(part)
-        i += 1
-    return hosts
+    return m["head"] + "//" + ",".join(hosts) + uri[m.end() :]
 
 
 # --- GenericJdbcExtractor / OverridingJdbcExtractor ------------------------------------------------

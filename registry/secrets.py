@@ -90,22 +90,60 @@ def is_secret_key(key: str) -> bool:
 
 # --- URLs -------------------------------------------------------------------------------------------
 
-# userinfo right after `//` or after a `,` in a multi-host authority, up to the LAST `@` of that
-# host: a password with an unencoded `@` (`u:pa@ss@host`) is userinfo whole, as browsers and
-# most drivers read it, never `ss@host` left behind. After `//` a password may also hold an
-# unencoded `,` (`u:pa,ss@host`): a `,` part with no `:` before the `@` (a second `u:p@` is the
-# next host's). Only the `//` lead reads across a `,`, so that no `,` is scanned twice.
-_USERINFO = re.compile(
-    r"(?P<lead>(?P<slashes>//)|,)"
-    r"(?P<userinfo>[^/?#@\s,'\"]++(?:@[^/?#@\s,'\"]*+|(?(slashes),[^/?#@\s,:'\"]*+|(?!)))*)@"
-)
+# A URL's authority: after `//`, to the first `/`, `?`, `#` or blank; a `?` or `#` that an `@`
+# follows before any `/`, `=` or `&` is inside a password (`u:pa?ss@h`), not a query. Quotes are
+# part of it (a password may hold a `'`): in free text `_URL_IN_TEXT` decides where a URL ends.
+AUTHORITY = r"//(?P<authority>[^/?#\s]*+(?:[?#][^/@\s=&]*+(?=@)[^/?#\s]*+)?)"
+_AUTHORITY = re.compile(AUTHORITY)
+
+
+def split_hosts(authority: str) -> list[str]:
+    """The hosts of a URL's authority, each `[userinfo@]host[:port]`; the one reading of a `,` for
+    masking, removing and naming (registry/jdbc): a part without `@` that a part with `@` follows
+    belongs to that part's userinfo, so a password with an unencoded `,` (`u:12,34@h`,
+    `u:p,ss:x@h`) is kept whole, never `u:12` taken for a host. `u:p@h1,h2:3306` and
+    `u:p@h1,u:p@h2` are two hosts. Within a host the userinfo runs to its LAST `@`."""
+    parts = authority.split(",")
+    last = max((i for i, part in enumerate(parts) if "@" in part), default=-1)
+    hosts: list[str] = []
+    pending: list[str] = []
+    for i, part in enumerate(parts):
+        if i < last and "@" not in part:
+            pending.append(part)
+            continue
+        hosts.append(",".join([*pending, part]))
+        pending = []
+    return hosts
+
+
+def _each_userinfo(value: str, replace) -> str:
+    """`value` with each host's `userinfo@host` of every authority passed through
+    `replace(userinfo, host_rest)` (the host's new text)."""
+    if "@" not in value:
+        return value
+
+    def authority(m: re.Match) -> str:
+        hosts = []
+        for host in split_hosts(m["authority"]):
+            userinfo, at, rest = host.rpartition("@")
+            hosts.append(replace(userinfo, rest) if at else host)
+        return "//" + ",".join(hosts)
+
+    return _AUTHORITY.sub(authority, value)
+
+
 # A userinfo without ':' is a token only on web schemes (https://TOKEN@host); elsewhere it is a
 # name, e.g. abfss://container@account, and must stay.
 _TOKEN_USERINFO = re.compile(
     r"(?i)\b(?P<lead>(?:https?|ftps?|wss?|git)://)(?P<token>[^/?#@\s:'\"]++(?:@[^/?#@\s:'\"]*+)*)@"
 )
-# Oracle thin/oci: jdbc:oracle:thin:user/password@host
-_ORACLE_USER_PW = re.compile(r"(?i)(?P<lead>oracle:[a-z0-9]+:)(?P<user>[^/@:\s'\"]+)/(?P<pw>[^@\s'\"]+)@")
+# Oracle thin/oci: jdbc:oracle:thin:user/password@host. The password runs to the LAST `@` before
+# the host (`scott/ti@ger@h` -> `ti@ger`), as `split_hosts` reads a userinfo; the parts after an `@` hold no
+# `/`, so that one URL never reads into the next. Bounded groups: linear on any text.
+_ORACLE_USER_PW = re.compile(
+    r"(?i)\b(?P<lead>oracle:[a-z0-9]{1,20}+:)(?P<user>[^/@:\s'\"]{1,128}+)/"
+    r"(?P<pw>[^@\s'\"]{1,256}+(?:@[^/@\s'\"]{0,256}+){0,16})@"
+)
 # key=value parameters (query, `;` params, MySQL `(password=..)`, key=value lists)
 _PARAM = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,100})=(?P<value>\{[^}]{0,500}\}|[^&;,()\s'\"?#]*+)")
 _USER_PARAM_KEYS = {"user", "username"}
@@ -119,12 +157,12 @@ def _secret_param(key: str, users_too: bool = True) -> bool:
 def redact_url(url: str) -> str:
     """Mask credentials in a URL, keeping its shape (for display, logs and errors)."""
 
-    def userinfo(m: re.Match) -> str:
-        user, sep, _ = m["userinfo"].partition(":")
-        return f"{m['lead']}{user}:{MASK}@" if sep else m.group(0)
+    def userinfo(userinfo: str, rest: str) -> str:
+        user, sep, _ = userinfo.partition(":")
+        return f"{user}:{MASK}@{rest}" if sep else f"{userinfo}@{rest}"
 
     out = _ORACLE_USER_PW.sub(lambda m: f"{m['lead']}{m['user']}/{MASK}@", url)
-    out = _USERINFO.sub(userinfo, out)
+    out = _each_userinfo(out, userinfo)
     out = _TOKEN_USERINFO.sub(lambda m: f"{m['lead']}{MASK}@", out)
     return _PARAM.sub(lambda m: f"{m['key']}={MASK}" if _secret_param(m["key"]) else m.group(0), out)
 
@@ -139,7 +177,7 @@ def strip_credentials(value: str) -> str:
     if "@" not in value and "=" not in value and "?" not in value:
         return value  # every form below needs one of these: most option values are plain words
     out = _ORACLE_USER_PW.sub(lambda m: m["lead"] + "@", value)
-    out = _USERINFO.sub(lambda m: m["lead"] if ":" in m["userinfo"] else m.group(0), out)
+    out = _each_userinfo(out, lambda userinfo, rest: rest if ":" in userinfo else f"{userinfo}@{rest}")
     out = _TOKEN_USERINFO.sub(lambda m: m["lead"], out)
     base, question, query = out.partition("?")
     if question:
@@ -147,7 +185,16 @@ def strip_credentials(value: str) -> str:
         out = base + ("?" + "&".join(kept) if kept else "")
     # ;key=value (SQL Server style, values may be {braced}) and (key=value) (MySQL address form)
     out = re.sub(r";([^;=]+)=(\{[^}]*\}|[^;]*)", lambda m: "" if _secret_param(m[1]) else m.group(0), out)
-    return re.sub(r"\(([^()=]+)=([^()]*)\)", lambda m: "" if _secret_param(m[1]) else m.group(0), out)
+    return re.sub(r"\(([^()=]++=[^()]*+)\)", _strip_listed_pairs, out)
+
+
+def _strip_listed_pairs(m: re.Match) -> str:
+    """`(host=h,port=3306,user=u,password=x)` -> `(host=h,port=3306)`; `(password=x)` -> ``."""
+    pairs = m[1].split(",")
+    kept = [p for p in pairs if not _is_secret_pair(p)]
+    if len(kept) == len(pairs):
+        return m.group(0)
+    return f"({','.join(kept)})" if kept else ""
 
 
 # --- options ------------------------------------------------------------------------------------------
@@ -183,10 +230,14 @@ def secret_values(options: Mapping[str, str]) -> list[str]:
                     found.add(inner)
         # passwords embedded in URL-valued options (user-info needs an @, a parameter an =)
         if "@" in value:
-            for m in _USERINFO.finditer(value):
-                _, sep, pw = m["userinfo"].partition(":")
+
+            def password(userinfo: str, rest: str) -> str:
+                _, sep, pw = userinfo.partition(":")
                 if sep and pw:
                     found.add(pw)
+                return rest
+
+            _each_userinfo(value, password)
             for m in _ORACLE_USER_PW.finditer(value):
                 found.add(m["pw"])
         if "=" in value:
@@ -211,7 +262,12 @@ def _spellings(secret: str) -> list[str]:
 
 # Patterns run over arbitrary text (a whole SQL script, a log): alternatives are disjoint and
 # quantifiers possessive or bounded, so that no input can make them backtrack for long.
-_URL_IN_TEXT = re.compile(r"(?i)\b(?:jdbc:)?[a-z][a-z0-9+.\-]{0,30}:(?:[a-z0-9]{1,20}:){0,3}//[^\s'\"`<>]++")
+# A URL in text ends at a blank or a quote, but for a `''` (a quote in a SQL literal) and a `'` that an
+# `@` follows before the next blank or quote (a password holding a `'`: `u:pa'ss@h`).
+_URL_IN_TEXT = re.compile(
+    r"(?i)\b(?:jdbc:)?[a-z][a-z0-9+.\-]{0,30}:(?:[a-z0-9]{1,20}:){0,3}//"
+    r"(?:[^\s'\"`<>]++|''|'(?=[^\s'\"`<>/@]*+@))++"
+)
 # 'key' = 'value' (SQL WITH clauses, '' escapes a quote), 'key': 'value' (Python reprs)
 _SQL_PAIR = re.compile(r"(?P<k>'(?P<key>[^'\n]{1,200})'\s*+[=:]\s*+)'(?P<v>(?:[^']|'')*+)'")
 # "key": "value" (JSON, backslash escapes)
@@ -223,7 +279,7 @@ _TEXT_PARAM = re.compile(r"(?P<key>\b[A-Za-z][A-Za-z0-9_.\-]{0,100})=(?P<value>\
 # quoted string or one bare word; an authorization scheme (Bearer/Basic) takes its token along.
 # Keys are found first and values read only after a secret key, so that the value of one pair
 # ("failed: Authorization") never hides the key of the next.
-_BARE_KEY = re.compile(r"(?<![\w.\-'\"`])(?P<key>[A-Za-z][\w.\-]{0,100}+)(?<![.\-])\s*+[=:]\s*+")
+_BARE_KEY = re.compile(r"(?<![\w.\-'\"`])(?P<key>[A-Za-z][\w.\-]{0,100}+)(?<![.\-])\s*+[=:][ \t]*+")
 _BARE_VALUE = re.compile(r"'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\"|(?:(?i:bearer|basic)\s++)?[^\s;,'\"()]++")
 
 
@@ -252,11 +308,13 @@ _SET_PAIR = re.compile(
     r"(?P<value>'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\"|[^;\r\n]*+)"
 )
 # Spark's property lists, `OPTIONS (password 'x', 'token' "y")` and TBLPROPERTIES: key and value
-# separated by blanks only. A quoted value is taken after any key; a bare literal only inside a
-# list, right after `(` or `,`, and only a number or a boolean (Spark's property values): a column
-# definition `(token STRING, …)` keeps its type.
+# separated by blanks only (at most 200, line breaks included; a key may be quoted '…', `…` or
+# "…"). A quoted value is taken after any key; a bare literal only inside a list, right after `(`
+# or `,`, and only a number or a boolean (Spark's property values): a column definition
+# `(token STRING, …)` keeps its type.
 _SPACED_PAIR = re.compile(
-    r"(?P<k>(?<![\w.\-'\"`])(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|[A-Za-z][\w.\-]{0,100}+)[ \t]++)"
+    r"(?P<k>(?<![\w.\-'\"`])(?P<key>'[^'\n]{1,200}+'|`[^`\n]{1,200}+`|\"[^\"\n]{1,200}+\"|[A-Za-z][\w.\-]{0,100}+)"
+    r"\s{1,200}+)"
     r"(?P<v>'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\")"
 )
 _LISTED_BARE_PAIR = re.compile(
@@ -296,7 +354,7 @@ _WORD = re.compile(r"[A-Za-z][\w.\-]{0,100}+")
 # In prose a lone `key`, `pass` or `sig` is an ordinary word ("primary key", "pass through").
 _PROSE_NOT_SECRET = {"key", "pass", "sas", "sig"}
 # what tells the value after a secret's name in prose: `password: x`, `token = x`, `password is x`
-_PROSE_SEPARATOR = re.compile(r"(?i)\s*+(?:[:=]|\b(?:is|are|was|were)\b)")
+_PROSE_SEPARATOR = re.compile(r"(?i)[ \t]*+(?:[:=]|\b(?:is|are|was|were)\b)")
 
 
 def _mask_comment(m: re.Match) -> str:
@@ -307,8 +365,9 @@ def _mask_comment(m: re.Match) -> str:
         name = word.group(0).rstrip(".-")
         if name.lower() in _PROSE_NOT_SECRET or not is_secret_key(name):
             continue
-        # everything after the first separator that follows the secret's name, else after the name
-        separator = _PROSE_SEPARATOR.search(body, word.end())
+        # everything after a separator right after the secret's name, else after the name: a
+        # separator further on (`password hunter2 is rotated`) would leave the secret before it
+        separator = _PROSE_SEPARATOR.match(body, word.end())
         start = separator.end() if separator else word.end()
         rest = body[start:]
         if not rest.strip():

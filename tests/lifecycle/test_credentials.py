@@ -30,6 +30,9 @@ class Form:
     sink: dict[str, str] = field(default_factory=dict)  # options of the planned sink (what the registry reads)
     other: str = ""  # another producer's SQL facet only (graph and doctor read it)
     error: str = ""  # a failure reported with `state --error`
+    # the parts of a password split by a special character (`@`, `,`, `?`, `#`, `'`): none may be
+    # left anywhere, on either side of that character
+    fragments: tuple[str, ...] = ()
 
 
 def _s(slug: str) -> str:
@@ -97,13 +100,39 @@ FORMS = [
     Form(
         "url-password-unencoded-at",
         _s("at"),
-        _table("c12", f"'url' = 'jdbc:mysql://app:pa@{_s('at')}@db:3306/x'"),
-        sink={"url": f"jdbc:postgresql://app:pa@{_s('at')}@pg:5432/dw"},
+        _table("c12", f"'url' = 'jdbc:mysql://app:FRAGat1@{_s('at')}@db:3306/x'"),
+        sink={"url": f"jdbc:postgresql://app:FRAGat2@{_s('at')}@pg:5432/dw"},
+        fragments=("FRAGat1", "FRAGat2"),
     ),
     Form(
         "url-password-unencoded-comma",
         _s("comma"),
-        _table("c13", f"'url' = 'jdbc:mysql://app:pa,{_s('comma')}@db:3306/x'"),
+        _table("c13", f"'url' = 'jdbc:mysql://app:FRAGcomma1,{_s('comma')}:FRAGcomma2@db:3306/x'"),
+        fragments=("FRAGcomma1", "FRAGcomma2"),
+    ),
+    Form(
+        "url-password-unencoded-comma-digits",
+        "918273,645546",
+        _table("c13d", "'url' = 'jdbc:mysql://app:918273,645546@db:3306/x'"),
+        fragments=("918273", "645546"),
+    ),
+    Form(
+        "url-password-question-or-hash",
+        _s("qh"),
+        _table("c13q", f"'url' = 'jdbc:mysql://app:FRAGq1?{_s('qh')}@db:3306/x'")
+        + _table("c13h", f"'url' = 'jdbc:mysql://app:FRAGh1#{_s('qh')}@db:3306/x'"),
+        fragments=("FRAGq1", "FRAGh1"),
+    ),
+    Form(
+        "url-password-quote",
+        _s("quote"),
+        _table("c13s", f"'url' = 'jdbc:mysql://app:FRAGquote1''{_s('quote')}@db:3306/x'"),
+        fragments=("FRAGquote1",),
+    ),
+    Form(
+        "url-mysql-address-list",
+        _s("addr"),
+        _table("c13a", f"'url' = 'jdbc:mysql://(host=db,port=3306,user=app,password={_s('addr')})/x'"),
     ),
     Form(
         "url-query-password",
@@ -121,6 +150,12 @@ FORMS = [
         _table("c16", f"'url' = 'jdbc:oracle:thin:scott/{_s('oracle')}@db:1521/orcl'"),
     ),
     Form(
+        "url-oracle-password-unencoded-at",
+        _s("oracleat"),
+        _table("c16a", f"'url' = 'jdbc:oracle:thin:scott/FRAGora1@{_s('oracleat')}@db:1521/orcl'"),
+        fragments=("FRAGora1",),
+    ),
+    Form(
         "url-token-userinfo",
         _s("webtoken"),
         _table("c17", f"'url' = 'x', 'avro-confluent.url' = 'https://{_s('webtoken')}@registry.example.com'"),
@@ -134,6 +169,12 @@ FORMS = [
         _s("spark"),
         other=f"CREATE TABLE t USING jdbc OPTIONS (url 'jdbc:postgresql://h/db', password '{_s('spark')}', dbtable 't')",
     ),
+    Form(
+        "spark-options-quoted-key",
+        _s("sparkq"),
+        other=f"CREATE TABLE t2 USING jdbc OPTIONS (url 'jdbc:x', \"password\"\n  '{_s('sparkq')}')",
+    ),
+    Form("comment-secret-before-separator", _s("commentsep"), f"-- password {_s('commentsep')} is rotated monthly\n"),
     Form("error-authorization", _s("auth"), error=f"request refused: Authorization: Bearer {_s('auth')}"),
 ]
 
@@ -292,5 +333,6 @@ def test_the_run_went_through(places):
 def test_a_credential_form_leaves_nowhere(form, places):
     given = form.sql + json.dumps(form.sink) + form.other + form.error
     assert form.secret in given  # the form really carries its secret into the run
-    leaks = [where for where, text in places.items() if form.secret in text]
+    assert all(len(f) >= 3 and f in given for f in form.fragments)
+    leaks = [(where, part) for where, text in places.items() for part in (form.secret, *form.fragments) if part in text]
     assert leaks == []

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from planlineage.registry.secrets import MASK, RedactingFilter, redact_sql, redact_text
+from planlineage.registry.secrets import MASK, RedactingFilter, redact_sql, redact_text, redact_url, strip_credentials
 
 S = "FAKE-s3cr3t-Value"
 
@@ -83,8 +83,13 @@ def test_text_without_secrets_is_unchanged(text):
     ("sql", "kept"),
     [
         (f"-- password is {S}\nSELECT 1", "-- password is "),
-        (f"-- the password for prod is {S} (rotated)\nSELECT 1", "-- the password for prod is "),
-        (f"-- credentials for prod: {S}\nSELECT 1", "-- credentials for prod: "),
+        (f"-- the password for prod is {S} (rotated)\nSELECT 1", "-- the password "),
+        (f"-- credentials for prod: {S}\nSELECT 1", "-- credentials "),
+        (f"-- credentials: {S}\nSELECT 1", "-- credentials: "),
+        # the secret right after its name, a separator only further on: masked from the name
+        (f"-- password {S} is rotated monthly\nSELECT 1", "-- password "),
+        (f"-- token {S} was revoked\nSELECT 1", "-- token "),
+        (f"/* apikey {S}: prod */ SELECT 1", " */ SELECT 1"),
         (f"SELECT 1 /* token {S} */ FROM t", " */ FROM t"),
         (f"/* api key: see vault\n   secret = {S}\n*/ SELECT 1", "*/ SELECT 1"),
     ],
@@ -143,3 +148,130 @@ def test_the_new_forms_read_adversarial_text_in_linear_time(text):
     start = time.monotonic()
     redact_sql(text, {"password": "zzzzzz"})
     assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        f"CREATE TABLE t USING jdbc OPTIONS (url 'jdbc:x', \"password\" '{S}')",
+        f'CREATE TABLE t USING jdbc OPTIONS ("password" "{S}")',
+        f"CREATE TABLE t USING jdbc OPTIONS (url 'jdbc:x',\n  password\n    '{S}')",
+        f"CREATE TABLE t USING jdbc OPTIONS (\"password\"\r\n\t'{S}', dbtable 't')",
+    ],
+)
+def test_spark_options_with_a_double_quoted_key_or_a_line_break_are_masked(sql):
+    out = redact_sql(sql)
+    assert S not in out and MASK in out and "OPTIONS (" in out
+
+
+def test_a_secret_on_the_line_after_its_name_is_not_taken_for_the_next_lines_text():
+    """`password:` ending a line: the next line is not its value (nothing to mask, nothing shifted)."""
+    assert redact_text("-- password:\n-- not-the-secret") == "-- password:\n-- not-the-secret"
+    assert redact_text("password:\nSELECT 1") == "password:\nSELECT 1"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "jdbc:oracle:thin:scott/FAKE@s3cr3t@h:1521/orcl",
+        "jdbc:oracle:thin:scott/FAKE@s3@cr3t@h:1521/orcl",
+    ],
+)
+def test_an_oracle_password_with_an_unencoded_at_is_read_to_the_last_at(url):
+    for out in (redact_text(url), redact_sql(url), redact_url(url), strip_credentials(url)):
+        assert "FAKE" not in out and "s3" not in out and "cr3t" not in out, out
+        assert "h:1521/orcl" in out
+    assert strip_credentials(url) == "jdbc:oracle:thin:@h:1521/orcl"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "oracle:thin:a/" * 7142,
+        "jdbc:oracle:thin:a/x@" * 5000,
+        "oracle:thin:" + "a" * 100000,
+        "oracle:thin:a/" + "b@" * 50000,
+        '"password" ' * 9000,
+        "password\n" * 10000,
+        "-- password " * 8000,
+        "jdbc:mysql://" + "a?" * 50000,
+        "jdbc:mysql://u:a?" + "b" * 100000,
+        "x://" * 25000,
+        "jdbc:x://" + "''" * 50000,
+        "jdbc:mysql://" + "a," * 50000 + "@h",
+        "(a=b," * 20000 + ")",
+    ],
+)
+def test_adversarial_text_of_100k_characters_is_redacted_in_linear_time(text):
+    import time
+
+    def took(sample: str) -> float:
+        start = time.monotonic()
+        redact_text(sample)
+        redact_sql(sample)
+        redact_url(sample)
+        strip_credentials(sample)
+        return time.monotonic() - start
+
+    small = took(text[: len(text) // 10])
+    big = took(text)
+    assert big < 2 and big < 10 * small + 0.5, (small, big)
+
+
+# a password with an unencoded `@`, `,`, `?`, `#` or `'`: fragments on both sides of it
+SPECIAL_PASSWORD_URLS = [
+    "jdbc:mysql://app:FRAGONE,FRAGTWO@db:3306/x",
+    "jdbc:mysql://app:12345,67890@db:3306/x",
+    "jdbc:mysql://app:FRAGONE,FRAGTWO:FRAGTRE@db:3306/x",
+    "jdbc:mysql://app:FRAGONE@FRAGTWO@db:3306/x",
+    "jdbc:mysql://app:FRAGONE?FRAGTWO@db:3306/x",
+    "jdbc:mysql://app:FRAGONE#FRAGTWO@db:3306/x",
+    "jdbc:mysql://app:FRAGONE'FRAGTWO@db:3306/x",
+    "jdbc:oracle:thin:app/FRAGONE@FRAGTWO@db:1521/orcl",
+]
+FRAGMENTS = ("FRAGONE", "FRAGTWO", "FRAGTRE", "12345", "67890")
+
+
+@pytest.mark.parametrize("url", SPECIAL_PASSWORD_URLS)
+def test_a_password_with_a_special_character_leaves_no_fragment(url):
+    from planlineage.registry.jdbc import jdbc_identity
+
+    quoted = "'url' = '" + url.replace("'", "''") + "'"
+    outputs = {
+        "redact_url": redact_url(url),
+        "redact_text": redact_text(url),
+        "redact_sql quoted": redact_sql(f"WITH ({quoted})"),
+        "strip_credentials": strip_credentials(url),
+        "identity": " ".join(jdbc_identity(url, "t")),
+    }
+    leaks = {where: out for where, out in outputs.items() if any(f in out for f in FRAGMENTS)}
+    assert leaks == {}
+    assert "db:" in outputs["identity"] and "app" not in outputs["identity"]
+
+
+def test_a_quoted_password_with_a_doubled_quote_is_masked_as_its_option():
+    url = "jdbc:mysql://u:FRAGONE'FRAGTWO@h:3306/db"
+    sql = "WITH ('url' = '" + url.replace("'", "''") + "')"
+    out = redact_sql(sql, {"url": url})
+    assert "FRAGONE" not in out and "FRAGTWO" not in out and "h:3306/db" in out
+
+
+def test_masking_and_naming_read_a_comma_the_same_way():
+    """registry/jdbc names with the hosts secrets masks: `u:12,34@h` is one userinfo, never a
+    host `u:12` in a namespace; `u:p@h1,h2` and `u:p@h1,u:p@h2` stay two hosts."""
+    from planlineage.registry import jdbc, secrets
+
+    assert secrets.split_hosts("u:12,34@h:3306") == ["u:12,34@h:3306"]
+    assert secrets.split_hosts("u:p,ss:x@h:3306") == ["u:p,ss:x@h:3306"]
+    assert secrets.split_hosts("u:p@h1,h2:3306") == ["u:p@h1", "h2:3306"]
+    assert secrets.split_hosts("u:p@h1,u:p@h2") == ["u:p@h1", "u:p@h2"]
+    assert jdbc.jdbc_identity("jdbc:mysql://u:12,34@h:3306/db", "t") == ("mysql://h:3306", "db.t")
+    assert jdbc.jdbc_identity("jdbc:mysql://u:p@h1,h2:3306/db", "t") == ("mysql://h1,h2:3306/db", "t")
+    assert strip_credentials("jdbc:mysql://u:p,ss:x@h:3306/db") == "jdbc:mysql://h:3306/db"
+
+
+def test_a_mysql_address_list_loses_its_user_and_password():
+    url = "jdbc:mysql://(host=h,port=3306,user=u,password=FRAGONE)/db"
+    assert strip_credentials(url) == "jdbc:mysql://(host=h,port=3306)/db"
+    assert strip_credentials("jdbc:mysql://(password=FRAGONE)/db") == "jdbc:mysql:///db"
+    assert strip_credentials("jdbc:mysql://(host=h,port=3306)/db") == "jdbc:mysql://(host=h,port=3306)/db"

@@ -85,3 +85,50 @@ def test_the_cli_says_where_the_key_is_and_what_a_node_without_it_must_do(pg_url
     for result in (made, missing):
         assert TOKEN.encode() not in result.stdout + result.stderr
     assert TOKEN not in all_rows(pg_url)
+
+
+def test_a_node_without_the_key_does_not_seal_over_another_nodes_token(pg_url, private_home, tmp_path):
+    from planlineage.settings import SettingError
+
+    Settings(PostgresStore(pg_url, private_home), environ={}).set("lineage.token", TOKEN)
+    other_home = tmp_path / "other-node"
+    other = Settings(PostgresStore(pg_url, other_home), environ={})
+    with pytest.raises(SettingError) as refused:
+        other.set("lineage.token", TOKEN + "-2")
+    message = str(refused.value)
+    assert "store.key" in message and sealed.ENV_NAME in message and TOKEN not in message
+    assert not sealed.key_path(other_home).exists()  # no second key made
+    # every node with the key still reads the token
+    assert Settings(PostgresStore(pg_url, private_home), environ={}).get("lineage.token") == TOKEN
+    # with the key copied, the same `set` goes through and the first node reads it
+    key = sealed.key_path(private_home).read_text()
+    Settings(PostgresStore(pg_url, other_home), environ={sealed.ENV_NAME: key}).set("lineage.token", TOKEN + "-2")
+    assert Settings(PostgresStore(pg_url, private_home), environ={}).get("lineage.token") == TOKEN + "-2"
+    # after an unset (no sealed value left), a node may start over with a new key
+    other.unset("lineage.token")
+    other.set("lineage.token", TOKEN + "-3")
+    assert sealed.key_path(other_home).exists() and other.get("lineage.token") == TOKEN + "-3"
+
+
+def test_a_setting_that_is_no_secret_is_never_unsealed(pg_url, private_home, tmp_path):
+    """A non-secret shared value that happens to start with the seal prefix is taken as it
+    stands: no key asked for, no problem said, the value not dropped."""
+    value = sealed.PREFIX + "not-sealed"
+    Settings(PostgresStore(pg_url, private_home), environ={}).set("lineage.namespace", value)
+    node = Settings(PostgresStore(pg_url, tmp_path / "other-node"), environ={})
+    assert node.get("lineage.namespace") == value and node.problems == []
+
+
+def test_a_key_file_others_may_read_is_warned_about(tmp_path, caplog):
+    import logging
+
+    sealed.create_key(tmp_path)
+    path = sealed.key_path(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        sealed.load_key(tmp_path, {})
+    assert not [r for r in caplog.records if "store key" in r.getMessage()]
+    path.chmod(0o644)
+    with caplog.at_level(logging.WARNING):
+        assert sealed.load_key(tmp_path, {}) is not None
+    said = [r.getMessage() for r in caplog.records if "store key" in r.getMessage()]
+    assert len(said) == 1 and "chmod 600" in said[0] and "0o644" in said[0]
