@@ -20,6 +20,8 @@ from pathlib import Path
 import maven_artifacts
 from databases import free_port
 
+from planlineage.planner.provision import find_java_tool
+
 
 def _properties(folder: Path, port: int, controller: int) -> Path:
     settings = {
@@ -69,7 +71,7 @@ def kafka_broker(folder: Path, timeout: float = 180.0):
     classpath = ":".join(str(jar) for jar in maven_artifacts.resolve("kafka-broker"))
     port, controller = free_port(), free_port()
     properties = _properties(folder, port, controller)
-    java = ["nice", "java", "-Xmx384m", "-XX:+UseSerialGC", "-cp", classpath]
+    java = ["nice", find_java_tool("java") or "java", "-Xmx384m", "-XX:+UseSerialGC", "-cp", classpath]
     formatted = subprocess.run(
         [*java, "kafka.tools.StorageTool", "format", "-t", str(uuid.uuid4()), "-c", str(properties)],
         capture_output=True,

@@ -22,8 +22,9 @@ import org.apache.flink.table.api.TableResult;
  * configuration: the listener, its file transport, the job name) and {@code statements/NNNN.sql}
  * (the case's statements in order). Each case gets a TableEnvironment of its own; every statement
  * is executed and a statement that starts a job is waited for until the job has finished (the
- * sources are bounded). One line per case on stdout: the case's folder, a tab, and the first line
- * of the error that stopped it (empty when it ran through).
+ * sources are bounded). One line per case on stdout: {@code CASE}, a tab, the case's folder, a tab,
+ * and the error that stopped it, on one line (empty when it ran through); a print sink's rows are
+ * on stdout too.
  */
 public final class FlinkProducer {
     private FlinkProducer() {}
@@ -36,7 +37,7 @@ public final class FlinkProducer {
             } catch (Throwable failure) { // the case's own SQL failed: said, and the next case runs
                 error = firstLine(failure);
             }
-            System.out.println(folder + "\t" + error);
+            System.out.println("CASE\t" + folder + "\t" + error);
             System.out.flush();
         }
         System.exit(0); // the mini clusters' non-daemon threads must not keep the JVM alive

@@ -168,7 +168,7 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
     """Each case run by the producer and read by planlineage, with stand-ins and with jars."""
     from planlineage.pipeline import extract
     from planlineage.planner.compiler import Planner
-    from planlineage.planner.provision import ensure
+    from planlineage.planner.provision import ensure, find_java_tool
 
     provisioned = ensure(VERSION)
     assert provisioned.flink.version.split(".")[0] != "1", (
@@ -199,7 +199,7 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
     done = subprocess.run(
         [
             "nice",
-            "java",
+            find_java_tool("java") or "java",
             "-Xmx768m",
             "-XX:+UseSerialGC",
             "-cp",
@@ -212,7 +212,7 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
         timeout=1200,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    errors = dict(line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
+    errors = dict(line.split("\t")[1:3] for line in done.stdout.splitlines() if line.startswith("CASE\t"))
     results = {}
     with Planner(provisioned) as planner:
         for case in cases:
