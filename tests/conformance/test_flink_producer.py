@@ -2,7 +2,7 @@
 
 Every case of ``cases/flink/`` is executed by Flink of the version under test (its own jars, from
 planlineage's provisioned venv) in a local mini cluster, bounded (datagen with a row count, files,
-a JDBC scan), by ``FlinkProducer.java`` with the job-status-changed listener of openlineage-flink
+a JDBC scan of a throwaway PostgreSQL, a bounded Kafka scan of a throwaway broker), by ``FlinkProducer.java`` with the job-status-changed listener of openlineage-flink
 (pinned in ``tests/artifacts.toml``) writing its events to a file; the real connector jars are on
 its class path. planlineage extracts the same script twice: with its stand-ins (no jars, the
 default) and with ``--jar`` the same connector jars. Each output, its inputs and every dataset's
