@@ -1,0 +1,321 @@
+"""Flink's own lineage with openlineage-flink's listener, run for real, against planlineage.
+
+Every case of ``cases/flink/`` is executed by Flink of the version under test (its own jars, from
+planlineage's provisioned venv) in a local mini cluster, bounded (datagen with a row count, files,
+a JDBC scan of a throwaway PostgreSQL, a bounded Kafka scan of a throwaway broker), by ``FlinkProducer.java`` with the job-status-changed listener of openlineage-flink
+(pinned in ``tests/artifacts.toml``) writing its events to a file; the real connector jars are on
+its class path. planlineage extracts the same script twice: with its stand-ins (no jars, the
+default) and with ``--jar`` the same connector jars. Each output, its inputs and every dataset's
+symlinks are compared byte for byte with the listener's; a difference must be decided in
+``decisions.toml`` (``[[flink]]``), a decision must still match a difference, the jar run must
+give what the stand-in run gives, and ``docs/conformance.md`` must show the table this run measured.
+
+Runs where a Flink version is chosen (``PLANLINEAGE_TEST_FLINK``; tox env ``conformance``). The
+listener reads Flink's native lineage graph, which Flink has from 2.0 on.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+VERSION = os.environ.get("PLANLINEAGE_TEST_FLINK")
+if not VERSION:
+    pytest.skip("set PLANLINEAGE_TEST_FLINK=2.2 (tox env conformance)", allow_module_level=True)
+
+import databases  # noqa: E402 - tests/ helpers, after the skip
+import kafka_broker  # noqa: E402
+import maven_artifacts  # noqa: E402
+from producer_diff import Lineage, compare, from_document, from_events  # noqa: E402
+
+HERE = Path(__file__).parent
+CASES = sorted((HERE / "cases" / "flink").glob("*.sql"))
+DECISIONS = tomllib.loads((HERE / "decisions.toml").read_text(encoding="utf-8")).get("flink", [])
+ROOT = HERE.parents[1]
+RUNNER = HERE / "FlinkProducer.java"
+LISTENER_FACTORY = "io.openlineage.flink.listener.OpenLineageJobStatusChangedListenerFactory"
+#: The real connectors each kind of case needs: on the producer's class path, and planlineage's --jar.
+CONNECTORS = {
+    "postgres": ("flink-connector-jdbc-core", "flink-connector-jdbc-postgres", "postgresql-jdbc"),
+    "kafka": ("flink-sql-connector-kafka",),
+}
+UNDECIDED = {"verdict": "**not decided**"}
+#: Per case, what differs between runs (its temp folder, the database's port) -> a placeholder.
+PORTABLE: dict[str, dict[str, str]] = {}
+
+
+def portable(case: str, text: str) -> str:
+    # the longest first: one port may begin another
+    for value, placeholder in sorted(PORTABLE.get(case, {}).items(), key=lambda item: -len(item[0])):
+        text = text.replace(value, placeholder)
+    return text
+
+
+def _needs(text: str) -> set[str]:
+    return {word.strip() for line in text.splitlines() if line.startswith("-- needs:") for word in line[9:].split(",")}
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    with databases.postgres_server() as server:
+        server.create_database("conformance")
+        server.psql(
+            "CREATE TABLE public.customers (id INT, name TEXT); INSERT INTO public.customers VALUES (1, 'ann'), (2, 'bo');"
+            "CREATE TABLE public.customers_archive (id INT, name TEXT);"
+            "CREATE TABLE public.city_counts (city TEXT PRIMARY KEY, n BIGINT);"
+            "CREATE SCHEMA shop; CREATE TABLE shop.orders (id INT, customer_id INT, amount DOUBLE PRECISION);"
+            "INSERT INTO shop.orders VALUES (1, 1, 5), (2, 2, 50);"
+            "CREATE TABLE shop.big_orders (id INT, customer_id INT, amount DOUBLE PRECISION);",
+            database="conformance",
+        )
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kafka(tmp_path_factory):
+    with kafka_broker.kafka_broker(tmp_path_factory.mktemp("kafka")) as broker:
+        yield broker
+
+
+def _runner_classes(classpath: list[str], folder: Path) -> Path:
+    """FlinkProducer.java compiled against this Flink version's own jars."""
+    from planlineage.planner.provision import find_java_tool
+
+    javac = find_java_tool("javac")
+    assert javac, "javac (a JDK) is needed to compile the producer's runner"
+    done = subprocess.run(
+        [javac, "-nowarn", "-d", str(folder), "-cp", ":".join(classpath), str(RUNNER)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return folder
+
+
+def _write_case(folder: Path, name: str, text: str) -> Path:
+    from planlineage.planner import script
+
+    statements = folder / "statements"
+    statements.mkdir(parents=True)
+    settings = {}
+    for number, statement in enumerate(script.split(text)):
+        if statement.kind is script.Kind.SET and statement.set_pair:
+            # as the SQL client and StreamPark do: a SET is the job's configuration, not a statement
+            settings[statement.set_pair[0]] = statement.set_pair[1]
+            continue
+        (statements / f"{number:04d}.sql").write_text(statement.sql, encoding="utf-8")
+    conf = {
+        **settings,
+        "execution.job-status-changed-listeners": LISTENER_FACTORY,
+        "openlineage.transport.type": "file",
+        "openlineage.transport.location": str(folder / "events.jsonl"),
+        "openlineage.job.namespace": "conformance",
+        "pipeline.name": name,
+        "rest.bind-address": "127.0.0.1",
+        "rest.address": "127.0.0.1",
+        "parallelism.default": "1",
+    }
+    # java.util.Properties: '\', ':' and '=' in a value are escaped
+    escaped = {k: v.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=") for k, v in conf.items()}
+    (folder / "conf.properties").write_text("".join(f"{k}={v}\n" for k, v in escaped.items()), encoding="utf-8")
+    return folder
+
+
+@dataclass
+class Measured:
+    differences: list  # after the decided catalog-name splits are set aside
+    error: str | None  # the producer's, running the case
+    producer: Lineage  # as the listener reported it
+    splits: Counter  # connector -> tables the listener named by catalog name only
+    ours: Lineage  # planlineage with its stand-ins
+    with_jars: Lineage | None  # planlineage with --jar the real connectors (cases that need them)
+
+
+def set_aside_catalog_names(producer: Lineage, document: dict) -> tuple[Lineage, Counter]:
+    """The listener's lineage with each table it names only by Flink's fallback identity (empty
+    namespace, ``catalog.database.table``: no identifier visitor knows the connector) replaced by
+    the datasets planlineage gives that table, and how many such tables per connector. Those
+    splits are decided per connector; what remains is compared byte for byte."""
+    tables: dict[tuple[str, str], tuple[str, set]] = {}
+    for sink in document["sinks"]:
+        for use in (sink, *sink["inputs"]):
+            tables[("", use["table"])] = (use["connector"], {(d["namespace"], d["name"]) for d in use["datasets"]})
+    splits: Counter = Counter()
+    for key in producer.symlinks:
+        if key in tables:
+            splits[tables[key][0]] += 1
+
+    def mapped(key):
+        return tables[key][1] if key in tables else {key}
+
+    result = Lineage()
+    for output, inputs in producer.outputs.items():
+        for key in mapped(output):
+            result.outputs.setdefault(key, set()).update(k for i in inputs for k in mapped(i))
+    result.symlinks = {key: links for key, links in producer.symlinks.items() if key not in tables}
+    return result, splits
+
+
+@pytest.fixture(scope="module")
+def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
+    """Each case run by the producer and read by planlineage, with stand-ins and with jars."""
+    from planlineage.pipeline import extract
+    from planlineage.planner.compiler import Planner
+    from planlineage.planner.provision import ensure, find_java_tool
+
+    provisioned = ensure(VERSION)
+    assert provisioned.flink.version.split(".")[0] != "1", (
+        f"Flink {VERSION}: openlineage-flink's listener reads Flink's native lineage graph, which Flink has from 2.0 on"
+    )
+    flink_jars = sorted(str(jar) for jar in provisioned.lib.glob("*.jar"))
+    connector_jars = {
+        need: [str(jar) for name in names for jar in maven_artifacts.resolve(name)]
+        for need, names in CONNECTORS.items()
+    }
+    listener = [str(jar) for jar in maven_artifacts.resolve("openlineage-flink")]
+    every_connector = [jar for jars in connector_jars.values() for jar in jars]
+    classes = _runner_classes(flink_jars, tmp_path_factory.mktemp("runner"))
+    values = {
+        "pg": f"jdbc:postgresql://127.0.0.1:{postgres.port}/conformance",
+        "pg_user": databases.SUPERUSER,
+        "pg_password": databases.PASSWORD,
+        "kafka": kafka.bootstrap,
+    }
+    cases = []
+    for path in CASES:
+        root = tmp_path_factory.mktemp(path.stem)
+        raw = path.read_text(encoding="utf-8")
+        text = raw.format(root=root, **values)
+        folder = _write_case(root / "case", path.stem, text)
+        jars = [jar for need in sorted(_needs(raw)) for jar in connector_jars[need]]
+        cases.append({"name": path.stem, "text": text, "folder": folder, "root": str(root), "jars": jars})
+    done = subprocess.run(
+        [
+            "nice",
+            find_java_tool("java") or "java",
+            "-Xmx768m",
+            "-XX:+UseSerialGC",
+            "-cp",
+            ":".join([str(classes), *flink_jars, *every_connector, *listener]),
+            "FlinkProducer",
+            *(str(case["folder"]) for case in cases),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    errors = dict(line.split("\t")[1:3] for line in done.stdout.splitlines() if line.startswith("CASE\t"))
+    results = {}
+    with Planner(provisioned) as planner:
+        for case in cases:
+            events = case["folder"] / "events.jsonl"
+            producer = from_events(events) if events.exists() else Lineage()
+            document = extract(case["text"], planner=planner).model_dump(by_alias=True)
+            ours = from_document(document)
+            with_jars = None
+            if case["jars"]:
+                with_jars = from_document(
+                    extract(case["text"], jars=case["jars"], planner=planner).model_dump(by_alias=True)
+                )
+            compared, splits = set_aside_catalog_names(producer, document)
+            error = errors.get(str(case["folder"])) or None
+            results[case["name"]] = Measured(compare(compared, ours), error, producer, splits, ours, with_jars)
+            PORTABLE[case["name"]] = {
+                case["root"]: "{root}",
+                f"127.0.0.1:{postgres.port}": "127.0.0.1:{port}",
+                kafka.bootstrap: "127.0.0.1:{kafka_port}",
+            }
+    return results
+
+
+def _decision(case: str, difference) -> dict | None:
+    for decided in DECISIONS:
+        dataset = portable(case, " ".join(difference.dataset))
+        if decided.get("case") == case and decided["kind"] == difference.kind and decided["dataset"] == dataset:
+            return decided
+    return None
+
+
+def _split_decision(connector: str) -> dict | None:
+    return next((d for d in DECISIONS if d.get("split") == connector), None)
+
+
+def test_every_case_runs_for_real_through_the_producer(measured):
+    assert len(measured) >= 25
+    failed = {name: m.error for name, m in measured.items() if m.error}
+    assert not failed, f"the producer could not run: {failed}"
+    silent = [name for name, m in measured.items() if not m.producer.outputs]
+    assert not silent, f"the producer reported no output for: {silent}"
+
+
+def test_every_difference_is_decided_and_every_decision_still_holds(measured):
+    undecided = [
+        f"{name}: {portable(name, difference.describe())}"
+        for name, m in measured.items()
+        for difference in m.differences
+        if _decision(name, difference) is None
+    ]
+    undecided += [
+        f"{name}: the listener names {n} {connector} table(s) by catalog name only"
+        for name, m in measured.items()
+        for connector, n in m.splits.items()
+        if _split_decision(connector) is None
+    ]
+    assert not undecided, "differences from openlineage-flink nobody decided:\n" + "\n".join(undecided)
+    seen = {(name, d.kind, portable(name, " ".join(d.dataset))) for name, m in measured.items() for d in m.differences}
+    split = {connector for m in measured.values() for connector in m.splits}
+    stale = [
+        d
+        for d in DECISIONS
+        if (d["split"] not in split if "split" in d else (d["case"], d["kind"], d["dataset"]) not in seen)
+    ]
+    assert not stale, f"decisions whose difference is gone (remove them): {stale}"
+
+
+def test_the_real_connector_jars_give_what_the_stand_ins_give(measured):
+    jar_cases = {name: m for name, m in measured.items() if m.with_jars is not None}
+    assert jar_cases, "no case runs planlineage with the real connector jars"
+    differing = {
+        name: [portable(name, d.describe()) for d in compare(m.with_jars, m.ours)]
+        for name, m in jar_cases.items()
+        if compare(m.with_jars, m.ours)
+    }
+    assert not differing, f"--jar and the stand-ins disagree: {differing}"
+
+
+def report(measured) -> str:
+    lines = [
+        f"| case (Flink {VERSION}) | outputs | listener names by catalog only | `--jar` run | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for name, m in sorted(measured.items()):
+        jar_run = "—" if m.with_jars is None else ("same" if not compare(m.with_jars, m.ours) else "**differs**")
+        split = ", ".join(f"{connector} ×{n}" for connector, n in sorted(m.splits.items())) or "—"
+        if not m.differences:
+            verdict = "identical" if not m.splits else "identical apart from those"
+        else:
+            verdict = "; ".join(
+                f"{portable(name, d.describe())} — {(_decision(name, d) or UNDECIDED)['verdict']}"
+                for d in m.differences
+            )
+        lines.append(f"| `{name}` | {len(m.producer.outputs)} | {split} | {jar_run} | {verdict} |")
+    lines += ["", "| connector the listener names by catalog only | verdict |", "|---|---|"]
+    for connector in sorted({c for m in measured.values() for c in m.splits}):
+        lines.append(f"| {connector} | {(_split_decision(connector) or UNDECIDED)['verdict']} |")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_documented_table_is_this_run(measured, tmp_path):
+    table = report(measured)
+    target = Path(os.environ.get("PLANLINEAGE_CONFORMANCE_FLINK_REPORT") or tmp_path / "conformance-flink.md")
+    target.write_text(table, encoding="utf-8")
+    documented = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    assert table in documented, f"docs/conformance.md does not show this run's table (written to {target})"
