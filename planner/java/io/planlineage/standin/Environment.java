@@ -49,10 +49,9 @@ final class Environment {
             configuration.setString(entry.getKey(), entry.getValue());
         }
         EnvironmentSettings.Builder builder = EnvironmentSettings.newInstance()
-                .withConfiguration(configuration)
-                .withClassLoader(ServiceFiles.OF_CLASS_PATH);
-        EnvironmentSettings settings = batch ? builder.inBatchMode().build() : builder.inStreamingMode().build();
-        TableEnvironmentInternal tEnv = (TableEnvironmentInternal) TableEnvironment.create(settings);
+                .withConfiguration(configuration);
+        TableEnvironmentInternal tEnv =
+                (TableEnvironmentInternal) Versions.create(builder, batch, ServiceFiles.OF_CLASS_PATH);
         DefaultCatalog.install(tEnv);
         return new Environment(tEnv);
     }
@@ -72,7 +71,7 @@ final class Environment {
             Configuration config = tEnv.getConfig().getConfiguration();
             for (String key : new ArrayList<>(config.keySet())) {
                 if (!firstConfig.containsKey(key)) {
-                    config.removeKey(key);
+                    Versions.removeKey(config, key);
                 }
             }
             for (Map.Entry<String, String> entry : firstConfig.entrySet()) {

@@ -155,7 +155,7 @@ public final class Session {
         if (operation instanceof ResetOperation) {
             Optional<String> key = ((ResetOperation) operation).getKey();
             if (key.isPresent()) {
-                tEnv.getConfig().getConfiguration().removeKey(key.get());
+                Versions.removeKey(tEnv.getConfig().getConfiguration(), key.get());
             }
             reusable = false;
             return "reset";
