@@ -15,10 +15,15 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
+def before(minor: str, first: str) -> bool:
+    """Whether Flink ``minor`` is older than ``first`` (the version a feature arrived in)."""
+    return version_key(minor) < version_key(first)
+
+
 def lacks(minor: str, case: str) -> str | None:
     """Why the version has no fixture of the case (None: it has one)."""
     first = SINCE.get(case)
-    if first is not None and version_key(minor) < version_key(first):
+    if first is not None and before(minor, first):
         return f"Flink {minor} cannot state case {case}: its SQL needs Flink {first}+"
     return None
 

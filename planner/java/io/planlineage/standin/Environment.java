@@ -44,6 +44,11 @@ final class Environment {
      * @param config options the job SETs before its first statement
      */
     static Environment create(boolean batch, Map<String, String> config) {
+        return create(batch, config, ServiceFiles.OF_CLASS_PATH);
+    }
+
+    /** @param loader the user class loader (1.15: with the job's jars, which it cannot ADD) */
+    static Environment create(boolean batch, Map<String, String> config, ClassLoader loader) {
         Configuration configuration = new Configuration();
         for (Map.Entry<String, String> entry : config.entrySet()) {
             configuration.setString(entry.getKey(), entry.getValue());
@@ -51,7 +56,7 @@ final class Environment {
         EnvironmentSettings.Builder builder = EnvironmentSettings.newInstance()
                 .withConfiguration(configuration);
         TableEnvironmentInternal tEnv =
-                (TableEnvironmentInternal) Versions.create(builder, batch, ServiceFiles.OF_CLASS_PATH);
+                (TableEnvironmentInternal) Versions.create(builder, batch, loader);
         DefaultCatalog.install(tEnv);
         return new Environment(tEnv);
     }

@@ -338,13 +338,25 @@ public final class Session {
                     Object manager = field.get(tEnv);
                     return (ClassLoader) manager.getClass().getMethod("getUserClassLoader").invoke(manager);
                 } catch (NoSuchFieldException e) {
-                    type = type.getSuperclass();
+                    try { // 1.15: no resource manager, the loader the environment was created with
+                        Field field = type.getDeclaredField("userClassLoader");
+                        field.setAccessible(true);
+                        return (ClassLoader) field.get(tEnv);
+                    } catch (NoSuchFieldException notHere) {
+                        type = type.getSuperclass();
+                    }
                 }
             }
         } catch (ReflectiveOperationException e) {
             // fall through to the thread's loader
         }
         return Thread.currentThread().getContextClassLoader();
+    }
+
+    /** The job's jars are in its environment's class loader (1.15: no ADD JAR); not reused. */
+    void jarsInClassLoader() {
+        jarsAdded = true;
+        reusable = false;
     }
 
     /** The number of sinks collected so far. */

@@ -1,5 +1,9 @@
 package io.planlineage.standin;
 
+import java.io.File;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.util.Collections;
 import java.util.List;
 
@@ -15,6 +19,31 @@ import org.apache.flink.table.catalog.CatalogFunction;
  */
 final class Versions {
     private Versions() {}
+
+    /** Whether a TableEnvironment takes `ADD JAR` (1.16+); 1.15 gets the jars in its class loader. */
+    static final boolean ADD_JAR = classExists("org.apache.flink.table.resource.ResourceManager");
+
+    private static boolean classExists(String name) {
+        try {
+            Class.forName(name, false, Versions.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
+    /** The user class loader of a job with jars on 1.15: the class path's, and the job's jars. */
+    static ClassLoader withJars(List<String> jars) {
+        URL[] urls = new URL[jars.size()];
+        for (int i = 0; i < urls.length; i++) {
+            try {
+                urls[i] = new File(jars.get(i)).toURI().toURL();
+            } catch (MalformedURLException e) {
+                throw new IllegalArgumentException("jar " + jars.get(i) + " is not a path", e);
+            }
+        }
+        return new URLClassLoader(urls, ServiceFiles.OF_CLASS_PATH);
+    }
 
     /** The jars a function names (`USING JAR`): 1.16+; 1.15 has no such clause, so none. */
     static List<?> functionResources(CatalogFunction function) {
