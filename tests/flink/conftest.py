@@ -1,4 +1,4 @@
-"""Real-planner tests: one Flink version per run (tox env `flink118` ... `flink23`), one JVM per module."""
+"""Real-planner tests: one Flink version per run (tox env `flink115` ... `flink23`), one JVM per module."""
 
 import os
 
