@@ -14,6 +14,8 @@ class FlinkVersion:
     version: str  # "1.20.5": what is installed
     requirements: tuple[str, ...]
     batch_compiled_plan: bool
+    # JVM options the compile server of this version needs on the Java it runs on (default none)
+    java_options: tuple[str, ...] = ()
 
 
 @functools.cache  # the files ship with the package: read once per process, not once per job
@@ -29,5 +31,6 @@ def supported() -> dict[str, FlinkVersion]:
                 version=data["version"],
                 requirements=tuple(data["requirements"]),
                 batch_compiled_plan=bool(data["batch_compiled_plan"]),
+                java_options=tuple(data.get("java_options", ())),
             )
     return dict(sorted(found.items(), key=lambda item: tuple(int(p) for p in item[0].split("."))))

@@ -23,7 +23,7 @@ from planlineage.errors import ExtractError, PlannerError, ProvisionError
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm
 from planlineage.planner.compiler import Planner
-from planlineage.planner.provision import ensure
+from planlineage.planner.provision import ensure, without_compiled_plan
 from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
 from planlineage.planner.walk import TableUse, effective_options, sink_inputs
@@ -87,6 +87,8 @@ def extract(
         sql_script.check_nesting(statements)
     except sql_script.ScriptError as error:
         raise ExtractError(f"the script cannot be read: {error}", error.line) from None
+    if without_compiled_plan(flink_version):
+        return _text_only(script, statements, str(flink_version), identity)
     provisioned = planner.provisioned if planner else ensure(flink_version)
     schemas = dict(identity.schemas) if identity else {}
     request, sent, mode = build_request(statements, provisioned, jars, table_schemas=schemas)
@@ -180,14 +182,38 @@ def _static_fallback(answer: dict, statements, sent, identity, secrets, reason: 
             secrets,
         )
     ]
-    from planlineage.planner.static_lineage import static_lineage  # only a failed compile reads the text
+    sinks = _static_sinks(statements, identity, warnings)
+    return sinks, _redacted(warnings, secrets)
+
+
+def _text_only(script: str, statements, version: str, identity) -> JobLineage:
+    """A job of a Flink older than 1.15, whose planner has no CompiledPlan: the tables its SQL
+    names, read from the text (another version's plan could differ from what the job runs)."""
+    secrets = script_options(script)
+    warnings = [
+        f"Flink {version} has no CompiledPlan (it arrived in Flink 1.15), so no planner gives this job's "
+        'lineage: sinks marked "method": "static" list the tables their SQL names, read from the text, '
+        "without column lineage; Flink 1.15 or newer is compiled by its own planner"
+    ]
+    sinks = _static_sinks(statements, identity, warnings)
+    return JobLineage(
+        flink_version=version,
+        runtime_mode=sql_script.runtime_mode(statements),
+        sinks=sinks,
+        warnings=_redacted(warnings, secrets),
+    )
+
+
+def _static_sinks(statements, identity, warnings: list[str]) -> list[SinkLineage]:
+    """The sinks the SQL text names, each with the tables its query names, marked static."""
+    from planlineage.planner.static_lineage import static_lineage  # only a job not compiled reads the text
 
     sinks = []
     for found in static_lineage(statements):
         sink = _static_table(found.table, found.options, identity, warnings)
         inputs = [_static_table(name, options, identity, warnings) for name, options in found.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs, method="static"))
-    return sinks, _redacted(warnings, secrets)
+    return sinks
 
 
 def _static_table(name: str, options: dict, identity, warnings: list[str]) -> TableLineage:

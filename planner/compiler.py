@@ -61,7 +61,7 @@ class Planner(LineChild):
             command.append("--prepare-next")
         if threads > 1:
             command += ["--threads", str(threads)]
-        options = [*JAVA_OPTIONS, f"-Xmx{heap()}"]
+        options = [*JAVA_OPTIONS, *provisioned.flink.java_options, f"-Xmx{heap()}"]
         if provisioned.class_archive.exists():
             # Class-data sharing archive made at provisioning: about 1 s off every JVM start.
             options.append(f"-XX:SharedArchiveFile={provisioned.class_archive}")

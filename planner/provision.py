@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -36,6 +37,20 @@ DOWNLOAD = "~370 MB download"
 
 def cache_root() -> Path:
     return CACHE.root()
+
+
+#: CompiledPlan, which planlineage's lineage is read from, arrived in Flink 1.15.
+FIRST_COMPILED_PLAN = (1, 15)
+_MINOR = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
+
+
+def without_compiled_plan(requested: str | None) -> str | None:
+    """The requested version (as given) when it is a Flink older than 1.15, whose planner has no
+    CompiledPlan: its jobs are read from the SQL text, never compiled by another version."""
+    found = _MINOR.match(requested or "")
+    if found and (int(found.group(1)), int(found.group(2))) < FIRST_COMPILED_PLAN:
+        return requested.strip() if requested else None
+    return None
 
 
 def resolve_version(requested: str | None) -> FlinkVersion:

@@ -149,6 +149,12 @@ def flink_versions(source: Source, apps: list) -> list[str]:
     lines = [f"Flink versions the reported apps compile with (cache {provision.cache_root()}):"]
     for minor, keys in sorted(needed.items(), key=lambda item: item[0] or ""):
         apps_text = f"{len(keys)} app{'s' if len(keys) > 1 else ''}"
+        if provision.without_compiled_plan(minor):
+            lines.append(
+                f"  {minor}: {apps_text}: read from the SQL text, not compiled: Flink {minor} has no "
+                "CompiledPlan (it arrived in Flink 1.15)"
+            )
+            continue
         try:
             flink = provision.resolve_version(minor)
         except ProvisionError as error:

@@ -1,9 +1,11 @@
 """What the compile of a watched app's run is given, per engine, besides its SQL.
 
 Flink SQL: the minor version of ``t_flink_env.version``, the app's jars (:mod:`.jars`) then the
-jars of the console's Flink home.  Spark SQL: the supported Spark line of ``t_spark_env.version``
-and the conf keys that name tables (:mod:`.spark`); an unsupported Spark version is said once and
-the run is not started: another version's parser is never used in its place.
+jars of the console's Flink home; a Flink older than 1.15 (no CompiledPlan) is said once and its
+run's lineage is read from the SQL text, never compiled by another version.  Spark SQL: the
+supported Spark line of ``t_spark_env.version`` and the conf keys that name tables
+(:mod:`.spark`); an unsupported Spark version is said once and the run is not started: another
+version's parser is never used in its place.
 
 ``once(key, message)`` is the watcher's say-once; each function returns ``(job fields, label)``
 where the label names the engine and version in the watcher's "compiling" line.
@@ -35,7 +37,16 @@ def flink_job(source: Source, schema: Schema, app: App, row: dict, options: Any,
     for warning in found.warnings:
         once(f"jar:{app.key}:{warning}", f"{app.key} {app.job_name}: {warning} (compiled without it)")
     jars = [*found.paths, *_cluster_jars(flink_home, options.verbose, once)]
+    from planlineage.planner.provision import without_compiled_plan
+
     fields = {"engine": FLINK, "flink_version": minor_version(version), "jars": jars}
+    if without_compiled_plan(version):
+        once(
+            f"flink-version:{app.key}:{version}",
+            f"WARN {app.key} {app.job_name}: Flink {version} has no CompiledPlan (it arrived in Flink 1.15): "
+            'its lineage is the tables its SQL names, read from the text ("method": "static", no column lineage)',
+        )
+        return fields, f"Flink {version} (read from the SQL text)"
     return fields, f"Flink {version or 'default'}"
 
 

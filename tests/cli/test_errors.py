@@ -62,7 +62,7 @@ def test_an_unsupported_version_is_an_environment_error(tmp_path, capsys):
     script.write_text("INSERT INTO t SELECT 1;")
     assert main(["extract", str(script), "--flink-version", "9.9"]) == 3
     err = capsys.readouterr().err
-    assert err.startswith("planlineage: Flink 9.9 is not supported; supported versions: 1.18 (1.18.1)")
+    assert err.startswith("planlineage: Flink 9.9 is not supported; supported versions: 1.15 (1.15.4)")
     assert err.count("\n") == 1
 
 

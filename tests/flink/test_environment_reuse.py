@@ -2,6 +2,7 @@
 be as fresh as a new one: nothing job A declares, sets or loads is visible to job B."""
 
 import pytest
+from fixture_cases import before
 
 from planlineage.pipeline import ExtractError, extract
 from planlineage.planner import script as sql_script
@@ -57,7 +58,9 @@ def test_plain_jobs_reuse_the_environment(planner):
         (f"CREATE DATABASE leakdb; CREATE TABLE leakdb.t (a INT) WITH ({FILES});", "leakdb.t"),
     ],
 )
-def test_what_a_job_declares_is_not_visible_to_the_next(planner, declared, table):
+def test_what_a_job_declares_is_not_visible_to_the_next(planner, provisioned, declared, table):
+    if ") AS SELECT" in declared and before(provisioned.flink.minor, "1.16"):
+        pytest.skip("CREATE TABLE AS SELECT exists from Flink 1.16")
     job_a = (
         PLAIN
         + declared

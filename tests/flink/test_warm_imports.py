@@ -40,7 +40,7 @@ def test_warm_extract_imports_no_event_models_nor_graph_library(running_worker, 
     assert not [m for m in found["planlineage"] if m.startswith("planlineage.graph")]
     assert "planlineage.planner.columns" not in found["planlineage"]
     (status,) = warm.status()
-    assert status["jobs"] == 1  # answered by the warm worker, not a cold child
+    assert status["jobs"] == 1  # answered by the warm planner, not a cold child
 
 
 def test_warm_extract_with_columns_still_answers(running_worker):

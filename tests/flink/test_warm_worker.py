@@ -205,13 +205,13 @@ def test_backfill_uses_the_running_worker_and_starts_only_the_rest(worker_dir, t
 
     alone = backfill(1)
     assert alone.returncode == 0, alone.stderr
-    assert "1 at once: 1 on the running warm worker, no new JVM" in alone.stderr
-    assert status_of(minor)["jobs"] == 4  # every script went to the warm worker: no JVM started
+    assert "1 at once: 1 on the running warm planner, no new JVM" in alone.stderr
+    assert status_of(minor)["jobs"] == 4  # every script went to the warm planner: no JVM started
     sinks = sorted(json.loads(line)["lineage"]["sinks"][0]["table"] for line in alone.stdout.splitlines())
     assert sinks == [f"{D}o{i}" for i in range(4)]
     assert "per job p50 " in alone.stderr and " ms, p95 " in alone.stderr
 
     both = backfill(2)
     assert both.returncode == 0, both.stderr
-    assert "2 at once: 1 on the running warm worker, 1 in a new JVM" in both.stderr
+    assert "2 at once: 1 on the running warm planner, 1 in a new JVM" in both.stderr
     assert len(both.stdout.splitlines()) == 4

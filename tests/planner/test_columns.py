@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from fixture_cases import lacks, param, version_key
 
 from planlineage.document import ColumnInput, JobLineage, SinkLineage
 from planlineage.flink_versions import supported
@@ -84,7 +85,7 @@ def on_every_version(case):
 # --------------------------------------------------------------------------- in full
 
 
-@pytest.mark.parametrize("minor,case", [pytest.param(m, c, id=f"{m}-{c}") for c in cases() for m in VERSIONS])
+@pytest.mark.parametrize("minor,case", [param(m, c) for c in cases() for m in VERSIONS])
 def test_full_column_lineage_of_every_case_on_every_version(minor, case):
     assert rendered(load(minor, case)) == expected(minor, case)
 
@@ -108,6 +109,8 @@ def test_every_node_kind_of_the_fixtures_is_read_and_asserted():
     kinds: dict[str, set[str]] = {}
     for minor in VERSIONS:
         for case in cases():
+            if lacks(minor, case):
+                continue
             for node in load(minor, case)["plan"]["nodes"]:
                 kinds.setdefault(node_kind(node), set()).add(case)
     for kind, _where in kinds.items():
@@ -318,7 +321,8 @@ def test_joins_of_every_kind(minor):
 
 @pytest.mark.parametrize("minor", VERSIONS)
 def test_filter_and_sort(minor):
-    assert lineage_of(minor, "ctas", "big_orders")["dataset"] == {"orders.amount": ["INDIRECT/FILTER"]}
+    if not lacks(minor, "ctas"):  # CREATE TABLE AS SELECT: Flink 1.16+
+        assert lineage_of(minor, "ctas", "big_orders")["dataset"] == {"orders.amount": ["INDIRECT/FILTER"]}
     # Upsert source: the filter is pushed into changelog-normalize on 2.x, a calc on 1.x; same lineage.
     assert lineage_of(minor, "changelog_normalize", "out_u")["dataset"] == {"rates.rate": ["INDIRECT/FILTER"]}
     assert lineage_of(minor, "sort_limit", "out_a")["dataset"] == {"orders.ts": ["INDIRECT/SORT"]}
@@ -378,7 +382,11 @@ def test_match_recognize(minor):
 @pytest.mark.parametrize("minor", VERSIONS)
 def test_insert_with_a_column_list_writes_only_its_columns(minor):
     columns = lineage_of(minor, "insert_column_list", "out_wide")["columns"]
-    assert columns == {"k": {"orders.order_id": ["DIRECT/IDENTITY"]}, "v": {"orders.amount": ["DIRECT/IDENTITY"]}}
+    written = {"k": {"orders.order_id": ["DIRECT/IDENTITY"]}, "v": {"orders.amount": ["DIRECT/IDENTITY"]}}
+    if version_key(minor) < (1, 18):  # no targetColumns in the sink node: the left-out column is a NULL
+        assert columns == {**written, "note": {}}
+    else:
+        assert columns == written
 
 
 def test_batch_plans_of_2x_differ_from_the_streaming_replan_of_1x():

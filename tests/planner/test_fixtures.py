@@ -4,9 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
+from fixture_cases import lacks, param
 
 from planlineage.flink_versions import supported
-from planlineage.planner.walk import effective_options, sink_inputs
+from planlineage.planner.walk import effective_options, node_kind, sink_inputs
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())["cases"]
@@ -16,7 +17,7 @@ D = "default_catalog.default_database."
 def all_plans():
     for minor in supported():
         for case in sorted(EXPECTED):
-            yield pytest.param(minor, case, id=f"{minor}-{case}")
+            yield param(minor, case)
 
 
 def load(minor, case):
@@ -39,6 +40,9 @@ def options_of(record):
 def test_every_version_has_every_case():
     for minor, flink in supported().items():
         for case in EXPECTED:
+            if lacks(minor, case):
+                assert not (FIXTURES / "plans" / minor / f"{case}.json").exists()
+                continue
             record = load(minor, case)
             assert record["flink_version"] == flink.version
 
@@ -74,7 +78,8 @@ def test_hints_win_for_permanent_and_temporary_tables(minor):
 def test_batch_cases_are_batch_and_compiled_natively_where_the_version_can(minor):
     record = load(minor, "batch")
     assert record["runtime_mode"] == "batch"
-    types = {n["type"].split("_")[0] for n in record["plan"]["nodes"]}
+    # node_kind: Flink 1.15-1.17 write the streaming Sort with type `null_null` (read by its description)
+    types = {node_kind(n) for n in record["plan"]["nodes"]}
     if supported()[minor].batch_compiled_plan:
         assert any(t.startswith("batch-exec-") for t in types)
     else:

@@ -145,13 +145,13 @@ class Watch:
         self.outputs: list[str] = []
 
     def recorded(self):
-        """Compile with the recorded planner (no JVM): ``lineages.ONE_SINK`` and ``THREE_SINKS``
+        """Compile with the recorded planner (no JVM; Flink 1.16, 1.19, 1.20): ``lineages.ONE_SINK`` and ``THREE_SINKS``
         to their recorded plans, ``BROKEN`` to Flink's parse error; the planner, for its gate and
         the jars it was given."""
         from lineages import BROKEN, ONE_SINK, PARSE_ERROR, THREE_SINKS
         from recorded_planner import RecordedPlanner
 
-        self.planner = RecordedPlanner(self.tmp / "flink-cache", minors=("1.19", "1.20"))
+        self.planner = RecordedPlanner(self.tmp / "flink-cache", minors=("1.16", "1.19", "1.20"))
         self.planner.record(ONE_SINK, "union_all")
         self.planner.record(THREE_SINKS, "statement_set")
         self.planner.record_error(BROKEN, PARSE_ERROR)

@@ -128,6 +128,31 @@ def test_start_running_finished_each_exactly_once_per_sink(streampark, watch, gr
     exactly_once(gravitino)
 
 
+def test_apps_of_flink_1_16_compile_with_1_16_and_of_1_14_are_read_from_the_text(streampark, watch, gravitino):
+    """Each app with its environment's own version: 1.16's plan; 1.14 has no CompiledPlan, so its
+    tables are read from the SQL text (one WARN naming the limit), never another version's plan."""
+    sp = streampark("dev")
+    c = sp.console
+    watch.recorded()
+    on_116 = c.create_app("on_1_16", ONE_SINK, env=c.env("1.16.3", default=False))
+    on_114 = c.create_app("on_1_14", kafka_sql("clicks", "clicks_clean"), env=c.env("1.14.6", default=False))
+    watch.once(sp.url)  # baseline
+    for app in (on_116, on_114):
+        c.start(app)
+        c.set_state(app, RUNNING)
+    result = watch.once(sp.url)
+    assert types(gravitino, "on_1_16") == ["START", "RUNNING"]
+    assert datasets(gravitino, "on_1_16") == {(("orders", "refunds"), ("out-a",))}  # the recorded 1.16 plan
+    assert types(gravitino, "on_1_14") == ["START", "RUNNING"]
+    assert datasets(gravitino, "on_1_14") == {(("clicks",), ("clicks_clean",))}
+    assert (
+        f"WARN flink:{on_114} on_1_14: Flink 1.14.6 has no CompiledPlan (it arrived in Flink 1.15): its lineage is "
+        'the tables its SQL names, read from the text ("method": "static", no column lineage)'
+    ) in result.stderr, result.stderr
+    assert f"flink:{on_114} on_1_14: logged run, Flink 1.14.6 (read from the SQL text): compiling" in result.stderr
+    assert not (watch.planner.cache / "1.14.6").exists()
+
+
 def test_start_and_fail_between_two_polls_still_sends_start_then_fail(streampark, watch, gravitino):
     sp = streampark("dev")
     c = sp.console

@@ -6,6 +6,7 @@ A rank, deduplication or MATCH_RECOGNIZE partition/order WINDOWs the rows.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from planlineage.planner.columns.algebra import (
@@ -63,8 +64,23 @@ def _filtering(key: str) -> Callable[[Node], Relation]:
 @handles("sort", "temporal-sort")
 def _sort(n: Node) -> Relation:
     source = n.input()
-    keys = field_indexes(n.get("orderBy") or n.get("sortSpec") or n.get("sortFields"))
+    spec = n.get("orderBy") or n.get("sortSpec") or n.get("sortFields")
+    keys = field_indexes(spec) if spec is not None else _described_sort_keys(n)
     return source.passed(indirect(SORT, lineage_of(source.fields, keys)), n.named(source.fields))
+
+
+_SORT_KEYS = re.compile(r"^Sort\(orderBy=\[(?P<keys>[^\]]*)\]\)$")
+
+
+def _described_sort_keys(n: Node) -> list[int]:
+    """The sort keys of a Flink 1.15-1.17 streaming Sort, which is written without them: named in
+    its description (`Sort(orderBy=[country ASC, total DESC])`), each one of its field names."""
+    found = _SORT_KEYS.match(str(n.get("description") or ""))
+    names = n.names or []
+    keys = [key.rsplit(" ", 1)[0] for key in found.group("keys").split(", ")] if found else []
+    if not keys or any(names.count(key) != 1 for key in keys):
+        raise Unreadable("sort keys")
+    return [names.index(key) for key in keys]
 
 
 @handles("rank", "window-rank", "sort-limit", "limit")

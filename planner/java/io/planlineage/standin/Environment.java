@@ -44,15 +44,19 @@ final class Environment {
      * @param config options the job SETs before its first statement
      */
     static Environment create(boolean batch, Map<String, String> config) {
+        return create(batch, config, ServiceFiles.OF_CLASS_PATH);
+    }
+
+    /** @param loader the user class loader (1.15: with the job's jars, which it cannot ADD) */
+    static Environment create(boolean batch, Map<String, String> config, ClassLoader loader) {
         Configuration configuration = new Configuration();
         for (Map.Entry<String, String> entry : config.entrySet()) {
             configuration.setString(entry.getKey(), entry.getValue());
         }
         EnvironmentSettings.Builder builder = EnvironmentSettings.newInstance()
-                .withConfiguration(configuration)
-                .withClassLoader(ServiceFiles.OF_CLASS_PATH);
-        EnvironmentSettings settings = batch ? builder.inBatchMode().build() : builder.inStreamingMode().build();
-        TableEnvironmentInternal tEnv = (TableEnvironmentInternal) TableEnvironment.create(settings);
+                .withConfiguration(configuration);
+        TableEnvironmentInternal tEnv =
+                (TableEnvironmentInternal) Versions.create(builder, batch, loader);
         DefaultCatalog.install(tEnv);
         return new Environment(tEnv);
     }
@@ -72,7 +76,7 @@ final class Environment {
             Configuration config = tEnv.getConfig().getConfiguration();
             for (String key : new ArrayList<>(config.keySet())) {
                 if (!firstConfig.containsKey(key)) {
-                    config.removeKey(key);
+                    Versions.removeKey(config, key);
                 }
             }
             for (Map.Entry<String, String> entry : firstConfig.entrySet()) {

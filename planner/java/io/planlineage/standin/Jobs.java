@@ -1,6 +1,7 @@
 package io.planlineage.standin;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -97,7 +98,17 @@ public final class Jobs {
                 answer.put("error", error(null, reason(error)));
             }
             if (session != null) {
-                result = run(session, request);
+                // 1.15 loads a job's functions through the thread's class loader: the one with its jars
+                Thread thread = Thread.currentThread();
+                ClassLoader previous = thread.getContextClassLoader();
+                if (jobLoader != null) {
+                    thread.setContextClassLoader(jobLoader);
+                }
+                try {
+                    result = run(session, request);
+                } finally {
+                    thread.setContextClassLoader(previous);
+                }
                 answer.putAll(result.answer);
                 answer.put("reused_environment", reused);
             }
@@ -158,16 +169,26 @@ public final class Jobs {
         }
     }
 
+    /** The class loader with the current job's jars (1.15, which has no ADD JAR), or null. */
+    private ClassLoader jobLoader;
+
     private Session sessionFor(Map<String, Object> request) {
         Environment environment = spare;
         boolean fits = environment != null && sessionKey(request).equals(spareKey);
         spare = null;
         spareKey = null;
         reused = fits && spareReused;
-        if (!fits) {
-            environment = newEnvironment(request);
+        List<String> jars = strings(request.get("jars"));
+        boolean jarsInLoader = !jars.isEmpty() && !Versions.ADD_JAR;
+        jobLoader = jarsInLoader ? Versions.withJars(jars) : null;
+        if (!fits || jarsInLoader) {
+            environment = newEnvironment(request, jobLoader != null ? jobLoader : ServiceFiles.OF_CLASS_PATH);
+            reused = false;
         }
         last = new Session(environment, new HashSet<>(strings(request.get("forced_stand_ins"))));
+        if (jarsInLoader) {
+            last.jarsInClassLoader();
+        }
         return last;
     }
 
@@ -195,7 +216,7 @@ public final class Jobs {
             result.answer.put("error", error(null, reason(error)));
             return result;
         }
-        for (String jar : strings(request.get("jars"))) {
+        for (String jar : Versions.ADD_JAR ? strings(request.get("jars")) : Collections.<String>emptyList()) {
             try {
                 session.execute("ADD JAR '" + jar.replace("'", "''") + "'");
             } catch (Throwable error) {
@@ -375,11 +396,15 @@ public final class Jobs {
     }
 
     private static Environment newEnvironment(Map<String, Object> request) {
+        return newEnvironment(request, ServiceFiles.OF_CLASS_PATH);
+    }
+
+    private static Environment newEnvironment(Map<String, Object> request, ClassLoader loader) {
         Map<String, String> config = new LinkedHashMap<>();
         for (Map.Entry<String, Object> entry : map(request.get("config")).entrySet()) {
             config.put(entry.getKey(), String.valueOf(entry.getValue()));
         }
-        return Environment.create(Boolean.TRUE.equals(request.get("batch")), config);
+        return Environment.create(Boolean.TRUE.equals(request.get("batch")), config, loader);
     }
 
     /** Jobs with equal keys get equal environments. */

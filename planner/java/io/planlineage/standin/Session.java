@@ -156,7 +156,7 @@ public final class Session {
         if (operation instanceof ResetOperation) {
             Optional<String> key = ((ResetOperation) operation).getKey();
             if (key.isPresent()) {
-                tEnv.getConfig().getConfiguration().removeKey(key.get());
+                Versions.removeKey(tEnv.getConfig().getConfiguration(), key.get());
             }
             reusable = false;
             return "reset";
@@ -339,7 +339,13 @@ public final class Session {
                     Object manager = field.get(tEnv);
                     return (ClassLoader) manager.getClass().getMethod("getUserClassLoader").invoke(manager);
                 } catch (NoSuchFieldException e) {
-                    type = type.getSuperclass();
+                    try { // 1.15: no resource manager, the loader the environment was created with
+                        Field field = type.getDeclaredField("userClassLoader");
+                        field.setAccessible(true);
+                        return (ClassLoader) field.get(tEnv);
+                    } catch (NoSuchFieldException notHere) {
+                        type = type.getSuperclass();
+                    }
                 }
             }
         } catch (ReflectiveOperationException e) {
@@ -394,6 +400,12 @@ public final class Session {
     /** Whether the last statement's failure may come from a stand-in catalog's guesses (see StandInCatalogs). */
     boolean mayBlameGuesses() {
         return catalogs.mayBlameGuesses();
+    }
+
+    /** The job's jars are in its environment's class loader (1.15: no ADD JAR); not reused. */
+    void jarsInClassLoader() {
+        jarsAdded = true;
+        reusable = false;
     }
 
     /** The number of sinks collected so far. */

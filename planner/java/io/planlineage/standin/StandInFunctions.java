@@ -23,7 +23,6 @@ import org.apache.flink.table.functions.UserDefinedFunction;
 import org.apache.flink.table.operations.Operation;
 import org.apache.flink.table.operations.ddl.CreateCatalogFunctionOperation;
 import org.apache.flink.table.operations.ddl.CreateTempSystemFunctionOperation;
-import org.apache.flink.table.resource.ResourceUri;
 
 /**
  * Stands in for functions whose implementation the analyser cannot load: a Java/Scala class that
@@ -176,11 +175,12 @@ final class StandInFunctions {
         if (function.getFunctionLanguage() == FunctionLanguage.PYTHON) {
             return "Python function (the analyser runs no Python)";
         }
-        List<ResourceUri> resources = function.getFunctionResources();
+        List<?> resources = Versions.functionResources(function);
         if (resources != null && !resources.isEmpty()) {
-            for (ResourceUri resource : resources) {
-                if (!localFile(resource.getUri())) {
-                    return "its jar " + resource.getUri() + " is not readable here";
+            for (Object resource : resources) {
+                String uri = Versions.resourceUri(resource);
+                if (!localFile(uri)) {
+                    return "its jar " + uri + " is not readable here";
                 }
             }
             return null; // local jars: Flink loads them for real

@@ -1,7 +1,5 @@
 package io.planlineage.standin;
 
-import java.util.Collection;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,9 +12,8 @@ import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.ScanTableSource;
 import org.apache.flink.table.connector.source.abilities.SupportsReadingMetadata;
 import org.apache.flink.table.connector.source.abilities.SupportsSourceWatermark;
-import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.functions.LookupFunction;
+import org.apache.flink.table.functions.TableFunction;
 import org.apache.flink.table.types.DataType;
 
 /**
@@ -61,9 +58,26 @@ final class StandInSource
 
     @Override
     public LookupRuntimeProvider getLookupRuntimeProvider(LookupContext context) {
-        // The planner inspects the provider's type, so it must be a real lookup provider.
-        return LookupFunctionProvider.of(new NoRowsLookup());
+        // The planner inspects the provider's type, so it must be a real lookup provider: the one
+        // every version has (LookupFunctionProvider and LookupFunction arrived in 1.16; 2.0 moved
+        // TableFunctionProvider to `legacy`), found by name so one source compiles on each.
+        for (String name : TABLE_FUNCTION_PROVIDERS) {
+            try {
+                Class<?> provider = Class.forName(name, false, StandInSource.class.getClassLoader());
+                return (LookupRuntimeProvider) provider.getMethod("of", TableFunction.class).invoke(null, new NoRowsLookup());
+            } catch (ClassNotFoundException e) {
+                // the other package
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot build the stand-in lookup", e);
+            }
+        }
+        throw new IllegalStateException("no TableFunctionProvider in this Flink version");
     }
+
+    private static final String[] TABLE_FUNCTION_PROVIDERS = {
+        "org.apache.flink.table.connector.source.TableFunctionProvider",
+        "org.apache.flink.table.legacy.connector.source.TableFunctionProvider",
+    };
 
     @Override
     public Map<String, DataType> listReadableMetadata() {
@@ -93,12 +107,10 @@ final class StandInSource
         return StandInTableFactory.IDENTIFIER;
     }
 
-    static final class NoRowsLookup extends LookupFunction {
+    /** Looks up nothing; the shape of LookupFunction's `eval`, which 1.15 lacks. */
+    public static final class NoRowsLookup extends TableFunction<RowData> {
         private static final long serialVersionUID = 1L;
 
-        @Override
-        public Collection<RowData> lookup(RowData keyRow) {
-            return Collections.emptyList();
-        }
+        public void eval(Object... keys) {}
     }
 }
