@@ -121,8 +121,19 @@ TYPED_BY_USE = {
 }
 
 
+#: The Flink version a case's SQL needs: CREATE FUNCTION ... USING JAR and the ARRAY_CONTAINS
+#: builtin arrived in Flink 1.16; on 1.15 the script itself does not parse or validate.
+TYPED_BY_USE_SINCE = {
+    "aggregate, a typed builtin's argument": "1.16",
+    "table function fields, a typed builtin and IS TRUE": "1.16",
+}
+
+
 @pytest.mark.parametrize("case", list(TYPED_BY_USE))
-def test_a_stand_in_is_typed_by_the_use_the_planner_rejects(planner, case):
+def test_a_stand_in_is_typed_by_the_use_the_planner_rejects(planner, provisioned, case):
+    since = TYPED_BY_USE_SINCE.get(case)
+    if since and before(provisioned.flink.minor, since):
+        pytest.skip(f"Flink {provisioned.flink.minor} cannot state this case: its SQL needs Flink {since}+")
     functions_and_inserts, expected = TYPED_BY_USE[case]
     lineage = extract(FUNCTION_TABLES + functions_and_inserts, planner=planner)
     assert result_types(lineage) == expected
