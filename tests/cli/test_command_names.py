@@ -24,7 +24,10 @@ def test_worker_is_a_deprecated_alias_with_one_line_on_stderr(tmp_path):
     result = run("worker", "status", env_dir=tmp_path / "sockets")
     assert result.returncode == 0
     assert result.stdout == "no warm planner running\n"
-    assert result.stderr == "planlineage: `planlineage worker` is deprecated; use `planlineage planner`.\n"
+    assert (
+        result.stderr
+        == "planlineage: `planlineage worker` is deprecated (removed in 0.3.0); use `planlineage planner`\n"
+    )
 
 
 def test_help_lists_neither_the_alias_nor_the_internal_compile_service(tmp_path):

@@ -19,17 +19,25 @@ def test_identity_prints_datasets_with_symlinks():
     )
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
+    # A JDBC table gets no TABLE symlink: openlineage-flink's JDBC visitor attaches none.
     assert document == {
-        "datasets": [
-            {
-                "namespace": "mysql://h:3306",
-                "name": "db.t",
-                "symlinks": [{"namespace": "mysql://h:3306", "name": "c.d.t", "type": "TABLE"}],
-            }
-        ],
+        "datasets": [{"namespace": "mysql://h:3306", "name": "db.t", "symlinks": []}],
         "warnings": [],
     }
     assert "hunter2-FAKE" not in result.stdout + result.stderr
+    kafka = run(
+        "identity",
+        json.dumps({"connector": "kafka", "topic": "orders", "properties.bootstrap.servers": "k1:9092"}),
+        "--table",
+        "c.d.t",
+    )
+    assert json.loads(kafka.stdout)["datasets"] == [
+        {
+            "namespace": "kafka://k1:9092",
+            "name": "orders",
+            "symlinks": [{"namespace": "kafka://k1:9092", "name": "c.d.t", "type": "TABLE"}],
+        }
+    ]
 
 
 def test_identity_of_an_unknown_connector_warns():
