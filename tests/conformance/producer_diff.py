@@ -103,3 +103,42 @@ def compare(producer: Lineage, ours: Lineage) -> list[Difference]:
         if producer.symlinks[key] != ours.symlinks[key]:
             differences.append(Difference("symlinks", key, producer.symlinks[key], ours.symlinks[key]))
     return differences
+
+
+# -- deciding differences (decisions.toml), shared by the Spark and Flink suites ------------------
+
+DECISIONS_FILE = Path(__file__).with_name("decisions.toml")
+UNDECIDED = {"verdict": "**not decided**"}
+
+
+def load_decisions(engine: str) -> list[dict]:
+    import tomllib
+
+    return tomllib.loads(DECISIONS_FILE.read_text(encoding="utf-8")).get(engine, [])
+
+
+def needs(text: str) -> set[str]:
+    """What a case's `-- needs: a, b` lines ask the suite to start (postgres, kafka)."""
+    return {word.strip() for line in text.splitlines() if line.startswith("-- needs:") for word in line[9:].split(",")}
+
+
+class Placeholders:
+    """Per case, what differs between runs (its temp folder, a server's port) -> a placeholder, so
+    that decisions and the documented table read the same every run."""
+
+    def __init__(self) -> None:
+        self.by_case: dict[str, dict[str, str]] = {}
+
+    def apply(self, case: str, text: str) -> str:
+        # the longest first: one port may begin another
+        for value, placeholder in sorted(self.by_case.get(case, {}).items(), key=lambda item: -len(item[0])):
+            text = text.replace(value, placeholder)
+        return text
+
+
+def decision(decisions: list[dict], case: str, difference: Difference, placeholders: Placeholders) -> dict | None:
+    dataset = placeholders.apply(case, " ".join(difference.dataset))
+    for decided in decisions:
+        if decided.get("case") == case and decided["kind"] == difference.kind and decided["dataset"] == dataset:
+            return decided
+    return None

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +31,21 @@ if not VERSION:
 import databases  # noqa: E402 - tests/ helpers, after the skip
 import kafka_broker  # noqa: E402
 import maven_artifacts  # noqa: E402
-from producer_diff import Lineage, compare, from_document, from_events  # noqa: E402
+from producer_diff import (  # noqa: E402
+    UNDECIDED,
+    Lineage,
+    Placeholders,
+    compare,
+    decision,
+    from_document,
+    from_events,
+    load_decisions,
+    needs,
+)
 
 HERE = Path(__file__).parent
 CASES = sorted((HERE / "cases" / "flink").glob("*.sql"))
-DECISIONS = tomllib.loads((HERE / "decisions.toml").read_text(encoding="utf-8")).get("flink", [])
+DECISIONS = load_decisions("flink")
 ROOT = HERE.parents[1]
 RUNNER = HERE / "FlinkProducer.java"
 LISTENER_FACTORY = "io.openlineage.flink.listener.OpenLineageJobStatusChangedListenerFactory"
@@ -45,20 +54,7 @@ CONNECTORS = {
     "postgres": ("flink-connector-jdbc-core", "flink-connector-jdbc-postgres", "postgresql-jdbc"),
     "kafka": ("flink-sql-connector-kafka",),
 }
-UNDECIDED = {"verdict": "**not decided**"}
-#: Per case, what differs between runs (its temp folder, the database's port) -> a placeholder.
-PORTABLE: dict[str, dict[str, str]] = {}
-
-
-def portable(case: str, text: str) -> str:
-    # the longest first: one port may begin another
-    for value, placeholder in sorted(PORTABLE.get(case, {}).items(), key=lambda item: -len(item[0])):
-        text = text.replace(value, placeholder)
-    return text
-
-
-def _needs(text: str) -> set[str]:
-    return {word.strip() for line in text.splitlines() if line.startswith("-- needs:") for word in line[9:].split(",")}
+PORTABLE = Placeholders()
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +190,7 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
         raw = path.read_text(encoding="utf-8")
         text = raw.format(root=root, **values)
         folder = _write_case(root / "case", path.stem, text)
-        jars = [jar for need in sorted(_needs(raw)) for jar in connector_jars[need]]
+        jars = [jar for need in sorted(needs(raw)) for jar in connector_jars[need]]
         cases.append({"name": path.stem, "text": text, "folder": folder, "root": str(root), "jars": jars})
     done = subprocess.run(
         [
@@ -228,7 +224,7 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
             compared, splits = set_aside_catalog_names(producer, document)
             error = errors.get(str(case["folder"])) or None
             results[case["name"]] = Measured(compare(compared, ours), error, producer, splits, ours, with_jars)
-            PORTABLE[case["name"]] = {
+            PORTABLE.by_case[case["name"]] = {
                 case["root"]: "{root}",
                 f"127.0.0.1:{postgres.port}": "127.0.0.1:{port}",
                 kafka.bootstrap: "127.0.0.1:{kafka_port}",
@@ -237,11 +233,7 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
 
 
 def _decision(case: str, difference) -> dict | None:
-    for decided in DECISIONS:
-        dataset = portable(case, " ".join(difference.dataset))
-        if decided.get("case") == case and decided["kind"] == difference.kind and decided["dataset"] == dataset:
-            return decided
-    return None
+    return decision(DECISIONS, case, difference, PORTABLE)
 
 
 def _split_decision(connector: str) -> dict | None:
@@ -258,7 +250,7 @@ def test_every_case_runs_for_real_through_the_producer(measured):
 
 def test_every_difference_is_decided_and_every_decision_still_holds(measured):
     undecided = [
-        f"{name}: {portable(name, difference.describe())}"
+        f"{name}: {PORTABLE.apply(name, difference.describe())}"
         for name, m in measured.items()
         for difference in m.differences
         if _decision(name, difference) is None
@@ -270,7 +262,9 @@ def test_every_difference_is_decided_and_every_decision_still_holds(measured):
         if _split_decision(connector) is None
     ]
     assert not undecided, "differences from openlineage-flink nobody decided:\n" + "\n".join(undecided)
-    seen = {(name, d.kind, portable(name, " ".join(d.dataset))) for name, m in measured.items() for d in m.differences}
+    seen = {
+        (name, d.kind, PORTABLE.apply(name, " ".join(d.dataset))) for name, m in measured.items() for d in m.differences
+    }
     split = {connector for m in measured.values() for connector in m.splits}
     stale = [
         d
@@ -284,7 +278,7 @@ def test_the_real_connector_jars_give_what_the_stand_ins_give(measured):
     jar_cases = {name: m for name, m in measured.items() if m.with_jars is not None}
     assert jar_cases, "no case runs planlineage with the real connector jars"
     differing = {
-        name: [portable(name, d.describe()) for d in compare(m.with_jars, m.ours)]
+        name: [PORTABLE.apply(name, d.describe()) for d in compare(m.with_jars, m.ours)]
         for name, m in jar_cases.items()
         if compare(m.with_jars, m.ours)
     }
@@ -303,7 +297,7 @@ def report(measured) -> str:
             verdict = "identical" if not m.splits else "identical apart from those"
         else:
             verdict = "; ".join(
-                f"{portable(name, d.describe())} — {(_decision(name, d) or UNDECIDED)['verdict']}"
+                f"{PORTABLE.apply(name, d.describe())} — {(_decision(name, d) or UNDECIDED)['verdict']}"
                 for d in m.differences
             )
         lines.append(f"| `{name}` | {len(m.producer.outputs)} | {split} | {jar_run} | {verdict} |")

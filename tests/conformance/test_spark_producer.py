@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -26,26 +25,14 @@ if not VERSION:
 
 import databases  # noqa: E402 - tests/ helpers, after the skip
 import maven_artifacts  # noqa: E402
-from producer_diff import compare, from_document, from_events  # noqa: E402
+from producer_diff import UNDECIDED, Placeholders, compare, decision, from_document, from_events, load_decisions  # noqa: E402
 
 HERE = Path(__file__).parent
 CASES = sorted((HERE / "cases" / "spark").glob("*.sql"))
-DECISIONS = tomllib.loads((HERE / "decisions.toml").read_text(encoding="utf-8")).get("spark", [])
+DECISIONS = load_decisions("spark")
 ROOT = HERE.parents[1]
 LISTENER = {"3.5": "openlineage-spark_2_12", "4.0": "openlineage-spark_2_13"}
-UNDECIDED = {"verdict": "**not decided**"}
-#: Per case, what differs between runs (its temp folder, the database's port) -> a placeholder.
-PORTABLE: dict[str, dict[str, str]] = {}
-
-
-def portable(case: str, text: str) -> str:
-    for value, placeholder in PORTABLE.get(case, {}).items():
-        text = text.replace(value, placeholder)
-    return text
-
-
-def _needs(text: str) -> set[str]:
-    return {word.strip() for line in text.splitlines() if line.startswith("-- needs:") for word in line[9:].split(",")}
+PORTABLE = Placeholders()
 
 
 def _statements(text: str) -> list[str]:
@@ -109,16 +96,12 @@ def measured(postgres, tmp_path_factory):
             document = extract(case["text"], VERSION, conf=case["conf"], parser=parser).model_dump(by_alias=True)
             producer = from_events(Path(case["events"]))
             results[case["name"]] = (compare(producer, from_document(document)), errors.get(case["name"]), producer)
-            PORTABLE[case["name"]] = {case["root"]: "{root}", f"127.0.0.1:{postgres.port}": "127.0.0.1:{port}"}
+            PORTABLE.by_case[case["name"]] = {case["root"]: "{root}", f"127.0.0.1:{postgres.port}": "127.0.0.1:{port}"}
     return results
 
 
 def _decision(case: str, difference) -> dict | None:
-    for decided in DECISIONS:
-        dataset = portable(case, " ".join(difference.dataset))
-        if decided["case"] == case and decided["kind"] == difference.kind and decided["dataset"] == dataset:
-            return decided
-    return None
+    return decision(DECISIONS, case, difference, PORTABLE)
 
 
 def test_every_case_runs_for_real_through_the_producer(measured):
@@ -131,14 +114,14 @@ def test_every_case_runs_for_real_through_the_producer(measured):
 
 def test_every_difference_is_decided_and_every_decision_still_holds(measured):
     undecided = [
-        f"{name}: {portable(name, difference.describe())}"
+        f"{name}: {PORTABLE.apply(name, difference.describe())}"
         for name, (differences, _, _) in measured.items()
         for difference in differences
         if _decision(name, difference) is None
     ]
     assert not undecided, "differences from openlineage-spark nobody decided:\n" + "\n".join(undecided)
     seen = {
-        (name, d.kind, portable(name, " ".join(d.dataset)))
+        (name, d.kind, PORTABLE.apply(name, " ".join(d.dataset)))
         for name, (differences, _, _) in measured.items()
         for d in differences
     }
@@ -157,7 +140,8 @@ def report(measured) -> str:
             verdict = "identical"
         else:
             verdict = "; ".join(
-                f"{portable(name, d.describe())} — {(_decision(name, d) or UNDECIDED)['verdict']}" for d in differences
+                f"{PORTABLE.apply(name, d.describe())} — {(_decision(name, d) or UNDECIDED)['verdict']}"
+                for d in differences
             )
         lines.append(f"| `{name}` | {outputs} | {verdict} |")
     return "\n".join(lines) + "\n"
