@@ -210,10 +210,9 @@ def _configured_store(bound: float | None = None):
     if not store.exists():
         return store, False
     configured = Settings(store).configured()
-    if store.shared:
-        from planlineage.lifecycle import spool
+    from planlineage.lifecycle import spool
 
-        spool.remember_configured(store, configured)  # a submission while the store is away is kept
+    spool.remember_configured(store, configured)  # shared store: a submission while it is away is kept
     return store, configured
 
 

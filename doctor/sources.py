@@ -89,8 +89,8 @@ class _Unreadable(Exception):
 
 
 def _scrubbed(obj: dict, escaped_surrogate: bool) -> dict:
-    """The event scrubbed; `escaped_surrogate`: its text holds a `\\udXXX` escape (cheap to look
-    for in the text, costly in the decoded value)."""
+    """The event scrubbed; `escaped_surrogate`: its text holds an escaped lone surrogate such as
+    `\\ud800` (cheap to look for in the text, costly in the decoded value)."""
     try:
         event = scrub(obj)
     except RecursionError:

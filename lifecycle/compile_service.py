@@ -71,6 +71,8 @@ POLL_SECONDS = 0.2
 #: planner), so that it never holds the pool's planners while the usual jobs of a few kilobytes
 #: wait behind it (a 50 MB literal held the one planner of a 2-core machine for 10 minutes).
 LARGE_JOB_BYTES = 512 * 1024
+#: How many large jobs a node holds at once (one compiling, one next): the rest stay queued.
+LARGE_JOBS_HELD = 2
 #: After the server was found unavailable, due events wait this long for the next try (or for
 #: the next command, which hands them over again).
 OUTAGE_PAUSE_SECONDS = 30.0
@@ -267,7 +269,7 @@ class Service:
         except OSError:
             return False
         if large:
-            if len(self.taken_large) >= 2:
+            if len(self.taken_large) >= LARGE_JOBS_HELD:
                 return False
             self.taken_large.add(path.name)
             return True
@@ -286,7 +288,8 @@ class Service:
                 log.warning("planlineage: compile leases not renewed: %s", type(error).__name__)
         while True:
             with self.lock:  # leave the rest to the other nodes (a large job waits for the lane)
-                if len(self.taken) - len(self.taken_large) >= self.pool.size or len(self.taken_large) >= 2:
+                usual = len(self.taken) - len(self.taken_large)
+                if usual >= self.pool.size or len(self.taken_large) >= LARGE_JOBS_HELD:
                     return
             claimed = compile_jobs.claim_next(self.store, self.holder, self.lease)
             if claimed is None:
@@ -384,7 +387,7 @@ class Service:
                             self.taken.discard(path.name)
                             self.taken_large.discard(path.name)
                         continue
-                    self._submit(compiles, large, self._run_one, job, path, job)
+                    self._submit(compiles, self.large_lane, self._run_one, job, path, job)
                 with self.lock:
                     idle = not self.taken and not self.busy_delivering and not self.deliver_wanted.is_set()
                     quiet = time.monotonic() - self.last_work

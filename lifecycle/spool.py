@@ -120,10 +120,6 @@ def waiting(store: Store) -> bool:
         return False
 
 
-def count(store: Store) -> int:
-    return len(_items(store))
-
-
 def replay(
     store: Store,
     record: Callable[[Store, str, str, str | None, str], object],
