@@ -16,6 +16,8 @@ FOLDERS = {
     "planlineage.emitter": "emitter",
     "planlineage.lifecycle": "lifecycle",
     "planlineage.streampark": "streampark",  # `planlineage watch`: StreamPark's database -> the lifecycle
+    "planlineage.dinky": "dinky",  # `planlineage watch --dinky-db`: Dinky's database -> the lifecycle
+    "planlineage.history": "history",  # `watch --history`: past runs a platform recorded, replayed once
     "planlineage.spark": "spark",  # Spark SQL: per-version PySpark venvs, Spark's parser, the walk, naming
     "planlineage.store": "store",  # the state store backends (SQLite file, shared PostgreSQL), migrations, leases
     "planlineage.flink_versions": "flink-versions",

@@ -1,0 +1,1 @@
+"""``planlineage watch --dinky-db``: Apache Dinky's database (read only) -> the lifecycle."""
