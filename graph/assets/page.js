@@ -26,6 +26,7 @@
   let view = { x: 0, y: 0, k: 1 };
   let shown = null; // Set of node ids passing the job filter and depth, or null: all
   let hits = null; // Set of ids matching the search, or null
+  let focus = new Set(); // the filtered job's own nodes and the selection: drawn with names even in the overview
   let selected = null;
   let column = null; // {id, name}: the selected dataset column
   let columnView = null; // {cols: Map id -> Set(column), edges: [[srcId, srcCol, dstId, dstCol, how]]}
@@ -254,8 +255,18 @@
       if (inView(bb[0], bb[1], bb[2], bb[3])) edgeParts.push(e[2]);
     });
     const parts = [sv("path", { class: "edge overview-edge", d: edgeParts.join(" ") })];
-    paths.forEach((d, cls) => { const g = sv("g", { class: cls }); g.appendChild(sv("path", { d })); parts.push(g); });
+    paths.forEach((d, cls) => { const g = sv("g", { class: cls }); g.appendChild(sv("path", { d: d.join(" ") })); parts.push(g); });
     layer.overview.replaceChildren(...parts);
+    let named = 0;
+    const namedIds = [...focus, ...(hits ? Array.from(hits).slice(0, 200) : [])];
+    namedIds.forEach((id) => {
+      const n = byId.get(id);
+      if (!n || drawnNodes.has(id) || !isShown(id) || !inView(n.x, n.y, n.x + n.w, n.y + HEIGHT)) return;
+      const g = makeNode(n);
+      g.setAttribute("class", nodeClasses(n));
+      drawnNodes.set(id, g); layer.nodes.appendChild(g); named++;
+    });
+    svg.dataset.named = String(named);
     modeHint.textContent = visibleNodes.length + " nodes in view: zoom in, filter or search to read their names";
   }
   function drawCollapsed(inView) {
@@ -387,11 +398,13 @@
   }
   function computeShown() {
     shown = null;
+    focus = new Set(selected && byId.has(selected) ? [selected] : []);
     const name = jobFilter.value.trim();
     jobFilter.classList.remove("invalid");
     jobFilter.title = "";
     if (name) {
       const starts = jobStarts(name);
+      starts.forEach((id) => focus.add(id));
       if (starts.size) shown = new Set([...reach(starts, out, 0), ...reach(starts, inc, 0)]);
       else { jobFilter.classList.add("invalid"); jobFilter.title = "no job of that name"; }
     }

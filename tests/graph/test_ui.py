@@ -353,3 +353,22 @@ def test_ui_is_read_only_loopback_and_token_guarded(tmp_path, capfd):
     assert resolve_token("10.1.2.3", {"PLANLINEAGE_UI_TOKEN": fake}) == (fake, False)
     token, generated = resolve_token("0.0.0.0", {})
     assert generated and len(token) >= 30
+
+
+def test_large_estate_paints_an_overview_and_a_filter_draws_names_in_view(tmp_path):
+    from graph_render import synthetic_events
+
+    events = synthetic_events(1000)  # 1,000 jobs, 1,785 datasets: more than the page names at once
+    page_file = write_page(tmp_path, events, "big.html")
+    with browser_page() as page:
+        page.goto(page_file.as_uri())
+        ready(page)
+        assert page.get_attribute("#graph", "data-mode") == "overview"
+        assert page.locator("#nodes g.node").count() == 0  # shapes only, not 2,785 groups of text
+        assert "zoom in, filter or search" in page.locator("#mode").inner_text()
+        page.fill("#job-filter", "job_00500")
+        page.dispatch_event("#job-filter", "change")
+        target = node(page, "job", "planlineage", "job_00500")
+        assert inside(box(page, target), canvas(page))
+        assert page.locator(target + " text.name").text_content() == "job_00500"
+        assert page.locator("#nodes g.node").count() < 200  # only the job's lineage is in the DOM
