@@ -370,7 +370,7 @@
   function selectColumn(id, name) {
     column = { id, name };
     computeColumns();
-    fitTo(columnView.cols.keys());
+    fitTo(Array.from(columnView.cols.keys()));
     showDetails(selected);
     writeHash();
   }
@@ -620,7 +620,7 @@
   function start(next) {
     load(next);
     if (selected) showDetails(selected);
-    if (column && selected && (column.id !== selected || columnView)) fitTo(columnView.cols.keys());
+    if (columnView) fitTo(Array.from(columnView.cols.keys()));
     document.documentElement.dataset.ready = "true";
   }
   readHash();
