@@ -372,3 +372,43 @@ def test_large_estate_paints_an_overview_and_a_filter_draws_names_in_view(tmp_pa
         assert inside(box(page, target), canvas(page))
         assert page.locator(target + " text.name").text_content() == "job_00500"
         assert page.locator("#nodes g.node").count() < 200  # only the job's lineage is in the DOM
+
+
+def test_ui_command_messages_and_the_token_printed_once(tmp_path, capsys, monkeypatch):
+    import socket
+
+    from planlineage.graph import server as ui_server
+
+    assert main(["ui"]) == 2
+    assert "give --events FILE" in capsys.readouterr().err
+    assert main(["ui", "--events", str(tmp_path / "missing.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.jsonl" in err and "Traceback" not in err
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in estate(2)))
+    with socket.socket() as taken:  # a port in use: one line naming it and what to do
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["ui", "--events", str(log), "--port", str(port)]) == 2
+        err = capsys.readouterr().err
+        assert f"cannot listen on 127.0.0.1:{port}" in err and "--port" in err and "Traceback" not in err
+
+    class Listening:  # stands in for the socket: no address beyond loopback is ever bound here
+        server_address = ("0.0.0.0", 8765)
+
+    seen = {}
+
+    def fake_serve(live, host, port, token, ready, say):
+        seen["token"] = token
+        ready(Listening())
+
+    monkeypatch.delenv("PLANLINEAGE_UI_TOKEN", raising=False)
+    monkeypatch.setattr(ui_server, "serve", fake_serve)
+    assert main(["ui", "--events", str(log), "--host", "0.0.0.0"]) == 0
+    err = capsys.readouterr().err
+    assert err.count(seen["token"]) == 1 and f"http://0.0.0.0:8765/#token={seen['token']}" in err
+    monkeypatch.setenv("PLANLINEAGE_UI_TOKEN", "s3cr3t-test-only")
+    assert main(["ui", "--events", str(log), "--host", "0.0.0.0"]) == 0
+    err = capsys.readouterr().err
+    assert seen["token"] == "s3cr3t-test-only" and "s3cr3t-test-only" not in err  # a token set is never echoed
