@@ -10,6 +10,7 @@ work, timed apart), serves it on loopback with the real server, and drives Debia
 
 - paint: from navigation start until the page has drawn the fetched graph and the next frame is
   painted (the page marks data-ready, then two animation frames);
+- a zoom step (the + and − buttons) on the whole estate: click to the frame after the redraw;
 - job filter settle: from setting the filter until the frame after the redraw, for jobs of each
   tier; each filtered job's node is checked to be inside the viewport.
 
@@ -31,6 +32,13 @@ from planlineage.graph.server import LiveGraph, UiServer
 from planlineage.graph.view import node_id
 
 STATES = ["RUNNING", "COMPLETE", "FAIL", "ABORT"]
+
+STEP = """async (selector) => {
+  const t0 = performance.now();
+  document.querySelector(selector).click();
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  return performance.now() - t0;
+}"""
 
 SETTLE = """async (name) => {
   const input = document.getElementById('job-filter');
@@ -83,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
             drawn = page.locator("#nodes g.node").count()
             print(
                 f"paint: {paint:.2f} s wall ({in_page:.2f} s since navigation start in the page); {mode} view, {drawn} node elements"
+            )
+            steps = [page.evaluate(STEP, sel) for sel in ("#zoom-in", "#zoom-out", "#zoom-in", "#zoom-out")]
+            print(
+                f"zoom step on the whole estate ({mode} view): median {statistics.median(steps):.0f} ms, max {max(steps):.0f} ms"
             )
             names = sorted(n for _, n in graph.jobs if n.startswith("job_"))
             picks = [names[int(k * (len(names) - 1) / max(1, args.filters - 1))] for k in range(args.filters)]

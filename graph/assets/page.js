@@ -26,6 +26,7 @@
   let view = { x: 0, y: 0, k: 1 };
   let shown = null; // Set of node ids passing the job filter and depth, or null: all
   let hits = null; // Set of ids matching the search, or null
+  let version = 0; // bumped whenever the data or what is shown changes
   let focus = new Set(); // the filtered job's own nodes and the selection: drawn with names even in the overview
   let selected = null;
   let column = null; // {id, name}: the selected dataset column
@@ -68,7 +69,7 @@
       const label = el("label");
       const box = el("input");
       box.type = "checkbox"; box.className = "collapse-ns"; box.value = ns; box.checked = collapsed.has(ns);
-      box.addEventListener("change", () => { if (box.checked) collapsed.add(ns); else collapsed.delete(ns); writeHash(); draw(); });
+      box.addEventListener("change", () => { if (box.checked) collapsed.add(ns); else collapsed.delete(ns); version++; writeHash(); draw(); });
       label.append(box, document.createTextNode(" " + ns));
       return label;
     }));
@@ -192,7 +193,7 @@
     });
     if (visibleNodes.length > DETAIL_MAX) { drawOverview(visibleNodes, inView); return; }
     svg.dataset.mode = "detail";
-    layer.overview.replaceChildren();
+    if (overviewVersion !== -1) { layer.overview.replaceChildren(); overviewVersion = -1; }
     modeHint.textContent = "";
     const want = new Set(visibleNodes.map((n) => n.id));
     drawnNodes.forEach((g, id) => { if (!want.has(id)) { g.remove(); drawnNodes.delete(id); } });
@@ -236,27 +237,30 @@
     });
     drawColumns();
   }
+  // The overview holds every shown node and edge (not only those in view): built once per change of
+  // the data or the filters, so panning and zooming it only moves the transform.
+  let overviewVersion = -1;
   function drawOverview(visibleNodes, inView) {
     svg.dataset.mode = "overview";
     drawnNodes.forEach((g) => g.remove()); drawnNodes.clear();
     drawnEdges.forEach((p) => p.remove()); drawnEdges.clear();
     layer.groups.replaceChildren(); layer.collapsed.replaceChildren(); layer.columns.replaceChildren();
-    const paths = new Map();
-    visibleNodes.forEach((n) => {
-      let cls = "node " + n.kind + (n.state ? " state-" + n.state : "") + (n.split ? " split" : "");
-      if (hits) cls += hits.has(n.id) ? " hit" : " dim";
-      if (!paths.has(cls)) paths.set(cls, []);
-      paths.get(cls).push(`M${n.x},${n.y}h${n.w}v${HEIGHT}h${-n.w}z`);
-    });
-    const edgeParts = [];
-    data.edges.forEach((e) => {
-      if (!isShown(e[0]) || !isShown(e[1])) return;
-      const bb = e[3];
-      if (inView(bb[0], bb[1], bb[2], bb[3])) edgeParts.push(e[2]);
-    });
-    const parts = [sv("path", { class: "edge overview-edge", d: edgeParts.join(" ") })];
-    paths.forEach((d, cls) => { const g = sv("g", { class: cls }); g.appendChild(sv("path", { d: d.join(" ") })); parts.push(g); });
-    layer.overview.replaceChildren(...parts);
+    if (overviewVersion !== version) {
+      overviewVersion = version;
+      const paths = new Map();
+      data.nodes.forEach((n) => {
+        if (!isShown(n.id) || folded(n)) return;
+        let cls = "node " + n.kind + (n.state ? " state-" + n.state : "") + (n.split ? " split" : "");
+        if (hits) cls += hits.has(n.id) ? " hit" : " dim";
+        if (!paths.has(cls)) paths.set(cls, []);
+        paths.get(cls).push(`M${n.x},${n.y}h${n.w}v${HEIGHT}h${-n.w}z`);
+      });
+      const edgeParts = [];
+      data.edges.forEach((e) => { if (isShown(e[0]) && isShown(e[1])) edgeParts.push(e[2]); });
+      const parts = [sv("path", { class: "edge overview-edge", d: edgeParts.join(" ") })];
+      paths.forEach((d, cls) => { const g = sv("g", { class: cls }); g.appendChild(sv("path", { d: d.join(" ") })); parts.push(g); });
+      layer.overview.replaceChildren(...parts);
+    }
     let named = 0;
     const namedIds = [...focus, ...(hits ? Array.from(hits).slice(0, 200) : [])];
     namedIds.forEach((id) => {
@@ -397,6 +401,7 @@
     return starts;
   }
   function computeShown() {
+    version++;
     shown = null;
     focus = new Set(selected && byId.has(selected) ? [selected] : []);
     const name = jobFilter.value.trim();
