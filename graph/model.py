@@ -93,7 +93,8 @@ def _merge_column_lineage(old: dict[str, Any], new: dict[str, Any]) -> dict[str,
     for column, spec in (new.get("fields") or {}).items() if isinstance(new.get("fields"), dict) else ():
         if not isinstance(spec, dict):
             continue
-        before = fields.get(column) if isinstance(fields.get(column), dict) else {}
+        known = fields.get(column)
+        before: dict[str, Any] = known if isinstance(known, dict) else {}
         inputs = list(before.get("inputFields") or [])
         seen = {(i.get("namespace"), i.get("name"), i.get("field")) for i in inputs if isinstance(i, dict)}
         for item in spec.get("inputFields") or []:

@@ -289,9 +289,10 @@ def view(graph: LineageGraph) -> dict[str, Any]:
         nodes.append(node)
         details[nid] = _details(graph, b, split_of, ids)
     routed = []
-    for a, b in edges:
-        path, bbox = _route(by_layout_id[a], by_layout_id[b], columns)
-        routed.append([box_id[id(by_layout_id[a])], box_id[id(by_layout_id[b])], path, [round(v, 1) for v in bbox]])
+    for source, target in edges:
+        start, end = by_layout_id[source], by_layout_id[target]
+        path, bbox = _route(start, end, columns)
+        routed.append([box_id[id(start)], box_id[id(end)], path, [round(v, 1) for v in bbox]])
     return {
         "counts": summary(graph),
         "width": round(width, 1),
