@@ -89,3 +89,38 @@ def test_node_ids_are_stable_when_the_graph_grows():
     two = view(from_events([more, _event("START", "2026-12-01T10:00:00Z")]))
     ids = lambda d: {(n["kind"], n["name"]): n["id"] for n in d["nodes"]}  # noqa: E731
     assert ids(one).items() <= ids(two).items()
+
+
+def test_served_graph_follows_the_state_store(tmp_path, monkeypatch):
+    """`planlineage ui --state`: a state change recorded by the lifecycle is in the next JSON."""
+    import os
+
+    from planlineage.document import Dataset, JobLineage, SinkLineage, TableLineage
+    from planlineage.graph.server import LiveGraph
+    from planlineage.lifecycle import runs
+    from planlineage.settings import Settings
+    from planlineage.store.sqlite import Store
+
+    for name in list(os.environ):
+        if name.startswith("PLANLINEAGE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PLANLINEAGE_HOME", str(tmp_path / "home"))
+    store = Store()
+    settings = Settings(store)
+    settings.set("lineage.transport", "file")
+    settings.set("lineage.file", str(tmp_path / "events.jsonl"))
+    src = TableLineage(table="c.d.a", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name="a")])
+    sink = SinkLineage(
+        table="c.d.b", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name="b")], inputs=[src]
+    )
+    assert runs.record_submission(
+        store, "app-1", "copy", JobLineage(flink_version="1.20.5", sinks=[sink]), "INSERT ...", settings
+    )
+    live = LiveGraph(lambda: build([], state=True), [], True)
+    assert live.refresh()
+    states = lambda: {n["name"]: n.get("state") for n in json.loads(live.body)["nodes"] if n["kind"] == "job"}  # noqa: E731
+    assert states() == {"copy": "RUNNING"}
+    assert not live.refresh()  # nothing changed: nothing rebuilt
+    runs.record_state(store, "app-1", "FAILED")
+    assert live.refresh()
+    assert states() == {"copy": "FAIL"}
