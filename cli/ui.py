@@ -56,7 +56,7 @@ def cmd_ui(args) -> int:
         if generated:  # printed once, here; the fragment never reaches a server or its log
             _say(f"planlineage ui: open http://{shown}:{port}/#token={token} (read only; Ctrl-C stops it)")
         else:
-            _say(f"planlineage ui: serving http://{shown}:{port}/ (open it as …/#token=<PLANLINEAGE_UI_TOKEN>)")
+            _say(f"planlineage ui: serving http://{shown}:{port}/ (open it as …/#token=<lineage.ui-token>)")
         if not is_loopback(args.host):
             _say("planlineage ui: listening beyond loopback: whoever holds the token reads the lineage")
 

@@ -11,7 +11,8 @@ within a poll (2 s) of the rebuild.
 
 Bound to loopback, it answers requests whose Host is a loopback name only (a web page of another
 site cannot read it through DNS rebinding). Bound to any other address it requires a token on the
-JSON endpoint (`Authorization: Bearer ...`): PLANLINEAGE_UI_TOKEN, or one generated and printed once
+JSON endpoint (`Authorization: Bearer ...`): the setting lineage.ui-token (environment
+PLANLINEAGE_LINEAGE_UI_TOKEN; kept in the node's settings file, never a shared store), or one generated and printed once
 to stderr inside the URL to open (`http://host:port/#token=...`: a URL fragment never reaches the
 server nor its logs); no request is logged.
 """
@@ -37,7 +38,7 @@ from .view import view
 #: SHARED_STORE_SECONDS.
 CHECK_SECONDS = 1.0
 SHARED_STORE_SECONDS = 4.0
-TOKEN_VARIABLE = "PLANLINEAGE_UI_TOKEN"
+TOKEN_SETTING = "lineage.ui-token"
 
 
 def is_loopback(host: str) -> bool:
@@ -217,7 +218,9 @@ def resolve_token(host: str, environ: dict[str, str] | None = None) -> tuple[str
     """(the token the JSON endpoint requires or None on loopback, whether it was generated here)."""
     if is_loopback(host):
         return None, False
-    given = (environ if environ is not None else os.environ).get(TOKEN_VARIABLE, "").strip()
+    from planlineage.settings import Settings
+
+    given = (Settings(environ=os.environ if environ is None else environ).get(TOKEN_SETTING) or "").strip()
     if given:
         return given, False
     import secrets

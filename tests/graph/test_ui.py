@@ -350,8 +350,9 @@ def test_ui_is_read_only_loopback_and_token_guarded(tmp_path, capfd):
     captured = capfd.readouterr()
     assert fake not in captured.out + captured.err  # nothing logged
     assert resolve_token("127.0.0.1") == (None, False)
-    assert resolve_token("10.1.2.3", {"PLANLINEAGE_UI_TOKEN": fake}) == (fake, False)
-    token, generated = resolve_token("0.0.0.0", {})
+    home = {"PLANLINEAGE_HOME": str(tmp_path / "home")}
+    assert resolve_token("10.1.2.3", {**home, "PLANLINEAGE_LINEAGE_UI_TOKEN": fake}) == (fake, False)
+    token, generated = resolve_token("0.0.0.0", home)
     assert generated and len(token) >= 30
 
 
@@ -403,12 +404,20 @@ def test_ui_command_messages_and_the_token_printed_once(tmp_path, capsys, monkey
         seen["token"] = token
         ready(Listening())
 
-    monkeypatch.delenv("PLANLINEAGE_UI_TOKEN", raising=False)
+    monkeypatch.delenv("PLANLINEAGE_LINEAGE_UI_TOKEN", raising=False)
     monkeypatch.setattr(ui_server, "serve", fake_serve)
     assert main(["ui", "--events", str(log), "--host", "0.0.0.0"]) == 0
     err = capsys.readouterr().err
     assert err.count(seen["token"]) == 1 and f"http://0.0.0.0:8765/#token={seen['token']}" in err
-    monkeypatch.setenv("PLANLINEAGE_UI_TOKEN", "s3cr3t-test-only")
+    monkeypatch.setenv("PLANLINEAGE_LINEAGE_UI_TOKEN", "s3cr3t-test-only")
     assert main(["ui", "--events", str(log), "--host", "0.0.0.0"]) == 0
     err = capsys.readouterr().err
     assert seen["token"] == "s3cr3t-test-only" and "s3cr3t-test-only" not in err  # a token set is never echoed
+    # from the node's settings file (`planlineage settings set lineage.ui-token -` keeps it off the command line)
+    monkeypatch.delenv("PLANLINEAGE_LINEAGE_UI_TOKEN")
+    monkeypatch.setenv("PLANLINEAGE_HOME", str(tmp_path / "home"))
+    assert main(["settings", "set", "lineage.ui-token", "s3cr3t-test-only-stored"]) == 0
+    capsys.readouterr()
+    assert main(["ui", "--events", str(log), "--host", "0.0.0.0"]) == 0
+    err = capsys.readouterr().err
+    assert seen["token"] == "s3cr3t-test-only-stored" and "s3cr3t-test-only" not in err
