@@ -82,6 +82,7 @@ def cmd_graph(args) -> int:
     except OSError as error:
         print(f"planlineage graph: cannot write {visible(args.out)}: {error.strerror or error}", file=sys.stderr)
         return EXIT_FAILED
-    counts = f"{len(graph.jobs)} job(s), {len(graph.datasets)} dataset(s), {len(graph.splits)} split(s)"
-    print(f"wrote {visible(args.out)}: {counts}", file=sys.stderr)
+    from planlineage.graph.view import summary
+
+    print(f"wrote {visible(args.out)}: {summary(graph)}", file=sys.stderr)  # the page's header says the same
     return EXIT_OK

@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "_compile-service": ("lifecycle", None),  # internal: the lifecycle's compile service
     "doctor": ("doctor", "find datasets that name one physical table differently (splits) in reported events"),
     "graph": ("graph", "draw reported lineage as one self-contained HTML page (or DOT)"),
+    "ui": ("ui", "serve the lineage page live: new runs and state changes without a reload (read only)"),
     "watch": ("watch", "report the SQL jobs StreamPark runs by reading its database (read only)"),
     "store": ("store", "the state store: status, migrations"),
 }

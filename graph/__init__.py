@@ -5,8 +5,9 @@ rendered as one self-contained HTML page or as Graphviz DOT.
     graph = build(["gravitino_lineage.log"], state=False, job=None)   # doctor's splits highlighted
     Path("lineage.html").write_text(render_html(graph))
 
-Modules: model (the graph), layout (layers, crossing reduction, coordinates), html (the page and
-its assets/), dot (DOT, also for `extract --format dot`).
+Modules: model (the graph), layout (layers, crossing reduction, coordinates), view (the page's data:
+places, routed edges, states, column lineage), html (the page and its assets/), server (`planlineage
+ui`), dot (DOT, also for `extract --format dot`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .dot import lineage_to_graph, render_dot, script_dot
-from .html import render_html
+from .html import render_html, render_shell
 from .model import LineageGraph, add_event, add_splits, finish, from_events, restrict_to_job, restrict_to_namespace
 
 #: Nodes (jobs and datasets) a page or DOT graph draws at most, unless told otherwise: beyond a
@@ -51,6 +52,7 @@ __all__ = [
     "drawn_nodes",
     "MAX_NODES",
     "render_html",
+    "render_shell",
     "render_dot",
     "script_dot",
     "lineage_to_graph",

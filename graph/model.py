@@ -7,8 +7,13 @@ under that parent (planlineage's STATEMENT SET children, Spark's application-lev
 parent that has no datasets of its own is drawn as the group, not as a node.
 
 Facets are merged over all events of a node, later events winning per facet; each job keeps its
-run states (runId, event type, time), event types upper-cased (Gravitino's log sink writes them
-lower-cased).
+run states (runId, event type, time, a FAIL's error message), event types upper-cased (Gravitino's
+log sink writes them lower-cased).
+
+One event, once: the same run state read from several sources (the state store and a log, whose
+eventTimes differ by a fraction of a second) is one run state, keyed by (runId, event type) within
+its job; only a state without a runId is told apart by its time. A dataset's `columnLineage` facets
+are merged per column over producers (the union of their input fields), not replaced.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ class JobNode:
     facets: dict[str, Any] = field(default_factory=dict)
     runs: list[dict[str, str]] = field(default_factory=list)
     runs_dropped: int = 0  # older run states not kept (MAX_RUNS)
-    run_keys: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    run_keys: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict, repr=False)
     parent: JobKey | None = None
     inputs: set[DatasetKey] = field(default_factory=set)
     outputs: set[DatasetKey] = field(default_factory=set)
@@ -76,8 +81,28 @@ class LineageGraph:
 def _merge_facets(target: dict[str, Any], facets: Any) -> None:
     if isinstance(facets, dict):
         for name, value in facets.items():
-            if value is not None:
+            if name == "columnLineage" and isinstance(target.get(name), dict) and isinstance(value, dict):
+                target[name] = _merge_column_lineage(target[name], value)
+            elif value is not None:
                 target[name] = value
+
+
+def _merge_column_lineage(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Two producers' columnLineage facets of one dataset: per column, the union of input fields."""
+    fields = dict(old.get("fields") or {}) if isinstance(old.get("fields"), dict) else {}
+    for column, spec in (new.get("fields") or {}).items() if isinstance(new.get("fields"), dict) else ():
+        if not isinstance(spec, dict):
+            continue
+        known = fields.get(column)
+        before: dict[str, Any] = known if isinstance(known, dict) else {}
+        inputs = list(before.get("inputFields") or [])
+        seen = {(i.get("namespace"), i.get("name"), i.get("field")) for i in inputs if isinstance(i, dict)}
+        for item in spec.get("inputFields") or []:
+            if isinstance(item, dict) and (item.get("namespace"), item.get("name"), item.get("field")) not in seen:
+                seen.add((item.get("namespace"), item.get("name"), item.get("field")))
+                inputs.append(item)
+        fields[column] = {**before, **spec, "inputFields": inputs}
+    return {**old, **new, "fields": fields}
 
 
 def _dataset(graph: LineageGraph, raw: Any, producer: str) -> DatasetKey | None:
@@ -122,6 +147,9 @@ def add_event(graph: LineageGraph, event: dict) -> None:
             "eventType": str(event.get("eventType") or "").upper(),
             "eventTime": str(event.get("eventTime") or ""),
         }
+        error = run_facets.get("errorMessage") if isinstance(run_facets, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            state["error"] = str(error["message"])
         if _add_run(job, state) and len(job.runs) >= 2 * MAX_RUNS:
             _keep_latest_runs(job)
     for raw in event.get("inputs") or []:
@@ -135,24 +163,34 @@ def add_event(graph: LineageGraph, event: dict) -> None:
 
 
 def _run_key(state: dict[str, str]) -> tuple[str, str, str]:
-    return (state["eventTime"], state["runId"], state["eventType"])
+    """One run state of a job: its run and event type; the time only tells states without a runId apart."""
+    return (state["runId"], state["eventType"], "" if state["runId"] else state["eventTime"])
 
 
 def _add_run(job: JobNode, state: dict[str, str]) -> bool:
-    """Adds a run state not seen yet (a set of keys beside the list: no scan per event)."""
+    """Adds a run state not seen yet (a dict of keys beside the list: no scan per event); a state
+    seen again from another source only adds what the first lacked (a FAIL's error message)."""
     key = _run_key(state)
-    if key in job.run_keys:
+    known = job.run_keys.get(key)
+    if known is not None:
+        if state.get("error") and not known.get("error"):
+            known["error"] = state["error"]
         return False
-    job.run_keys.add(key)
+    job.run_keys[key] = state
     job.runs.append(state)
     return True
+
+
+def last_state(job: JobNode) -> dict[str, str] | None:
+    """The job's latest run state (after `finish`: runs are in time order)."""
+    return job.runs[-1] if job.runs else None
 
 
 def _keep_latest_runs(job: JobNode) -> None:
     job.runs.sort(key=lambda r: (r["eventTime"], r["runId"]))
     job.runs_dropped += max(0, len(job.runs) - MAX_RUNS)
     job.runs = job.runs[-MAX_RUNS:]
-    job.run_keys = {_run_key(r) for r in job.runs}
+    job.run_keys = {_run_key(r): r for r in job.runs}
 
 
 def finish(graph: LineageGraph) -> LineageGraph:

@@ -1,27 +1,447 @@
-// planlineage lineage page: behaviour for an SVG that Python already drew.
+// planlineage lineage page: draws the graph Python laid out (view.py's data), only what is in view.
 // All event text goes through textContent / createTextNode: never innerHTML.
 (function () {
   "use strict";
   const SVGNS = "http://www.w3.org/2000/svg";
   const HEIGHT = 34;
-  const data = JSON.parse(document.getElementById("graph-data").textContent);
+  const DETAIL_MAX = 1500; // more nodes in view than this: drawn as an overview (shapes, no names)
+  const MIN_K = 0.005, MAX_K = 4, FIT_MAX_K = 1.25, PAD = 30;
+  const POLL_MS = 2000;
+  const body = document.body;
   const svg = document.getElementById("graph");
+  const viewport = document.getElementById("viewport");
+  const canvas = document.getElementById("canvas");
   const panel = document.getElementById("details");
-  const nodes = new Map();
-  svg.querySelectorAll("#nodes g.node").forEach((g) => nodes.set(g.dataset.id, g));
-  const groups = Array.from(svg.querySelectorAll("#groups g.group"));
-  const edges = Array.from(svg.querySelectorAll("#edges path.edge"));
-  const out = new Map();
-  const inc = new Map();
-  const push = (map, k, v) => { if (!map.has(k)) map.set(k, []); map.get(k).push(v); };
-  data.edges.forEach(([a, b]) => { push(out, a, b); push(inc, b, a); });
+  const layer = {};
+  ["overview", "groups", "edges", "nodes", "collapsed", "columns"].forEach((n) => { layer[n] = document.getElementById(n); });
+  const modeHint = document.getElementById("mode");
+  const search = document.getElementById("search");
+  const jobFilter = document.getElementById("job-filter");
+  const depthBox = document.getElementById("depth");
 
-  // -- side panel -------------------------------------------------------------------------------
+  let data = null;
+  const byId = new Map();
+  const groupById = new Map();
+  let out = new Map(), inc = new Map();
+  let view = { x: 0, y: 0, k: 1 };
+  let shown = null; // Set of node ids passing the job filter and depth, or null: all
+  let hits = null; // Set of ids matching the search, or null
+  let version = 0; // bumped whenever the data or what is shown changes
+  let focus = new Set(); // the filtered job's own nodes and the selection: drawn with names even in the overview
+  let selected = null;
+  let column = null; // {id, name}: the selected dataset column
+  let columnView = null; // {cols: Map id -> Set(column), edges: [[srcId, srcCol, dstId, dstCol, how]]}
+  const collapsed = new Set();
+  const drawnNodes = new Map();
+  const drawnEdges = new Map();
+  let token = null;
+  let etag = null;
+
+  // -- helpers ----------------------------------------------------------------------------------
   function el(tag, text, cls) {
     const e = document.createElement(tag);
     if (text !== undefined && text !== null) e.textContent = String(text);
     if (cls) e.className = cls;
     return e;
+  }
+  function sv(tag, attrs, text) {
+    const e = document.createElementNS(SVGNS, tag);
+    Object.entries(attrs || {}).forEach(([k, v]) => e.setAttribute(k, v));
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  const push = (map, k, v) => { if (!map.has(k)) map.set(k, []); map.get(k).push(v); };
+
+  // -- data -------------------------------------------------------------------------------------
+  function load(next) {
+    const first = data === null;
+    data = next;
+    byId.clear(); groupById.clear();
+    out = new Map(); inc = new Map();
+    data.nodes.forEach((n) => byId.set(n.id, n));
+    data.groups.forEach((g) => groupById.set(g.id, g));
+    data.edges.forEach((e) => { push(out, e[0], e[1]); push(inc, e[1], e[0]); });
+    document.getElementById("counts").textContent = data.counts;
+    const list = document.getElementById("job-names");
+    list.replaceChildren(...data.jobs.map((j) => { const o = document.createElement("option"); o.value = j; return o; }));
+    const nsList = document.getElementById("ns-list");
+    nsList.replaceChildren(...data.namespaces.map((ns) => {
+      const label = el("label");
+      const box = el("input");
+      box.type = "checkbox"; box.className = "collapse-ns"; box.value = ns; box.checked = collapsed.has(ns);
+      box.addEventListener("change", () => { if (box.checked) collapsed.add(ns); else collapsed.delete(ns); version++; writeHash(); draw(); });
+      label.append(box, document.createTextNode(" " + ns));
+      return label;
+    }));
+    drawnNodes.forEach((g) => g.remove()); drawnNodes.clear();
+    drawnEdges.forEach((p) => p.remove()); drawnEdges.clear();
+    if (selected && !byId.has(selected) && !groupById.has(selected)) selected = null;
+    if (column && !byId.has(column.id)) column = null;
+    computeShown();
+    computeColumns();
+    if (first) fit(); else draw();
+    if (selected && !first) showDetails(selected);
+  }
+
+  // -- view: pan, zoom, fit ---------------------------------------------------------------------
+  function size() { return { w: canvas.clientWidth, h: canvas.clientHeight }; }
+  function boundsOf(ids) {
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    ids.forEach((id) => {
+      const n = byId.get(id);
+      if (!n) return;
+      x0 = Math.min(x0, n.x); y0 = Math.min(y0, n.y - (n.group ? 24 : 0));
+      x1 = Math.max(x1, n.x + n.w); y1 = Math.max(y1, n.y + HEIGHT + (column ? 14 : 0));
+    });
+    return x0 === Infinity ? null : { x0, y0, x1, y1 };
+  }
+  function fitTo(ids) {
+    const b = boundsOf(ids);
+    if (!b) { draw(); return; }
+    const { w, h } = size();
+    const k = Math.max(MIN_K, Math.min(FIT_MAX_K, (w - 2 * PAD) / (b.x1 - b.x0), (h - 2 * PAD) / (b.y1 - b.y0)));
+    view = { k, x: (w - (b.x1 - b.x0) * k) / 2 - b.x0 * k, y: (h - (b.y1 - b.y0) * k) / 2 - b.y0 * k };
+    draw();
+  }
+  // the visible subgraph centred and scaled: the search's hits, else what the filters show
+  function fit() {
+    if (hits && hits.size) fitTo(hits);
+    else fitTo(shown || data.nodes.map((n) => n.id));
+  }
+  function zoomAt(factor, cx, cy) {
+    const k = Math.max(MIN_K, Math.min(MAX_K, view.k * factor));
+    view = { k, x: cx - (cx - view.x) * (k / view.k), y: cy - (cy - view.y) * (k / view.k) };
+    schedule();
+  }
+  let pending = false;
+  function schedule() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; draw(); });
+  }
+  svg.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const r = svg.getBoundingClientRect();
+    zoomAt(Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
+  }, { passive: false });
+  let drag = null;
+  svg.addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0) return;
+    drag = { x: ev.clientX, y: ev.clientY, vx: view.x, vy: view.y, moved: false, id: ev.pointerId };
+  });
+  svg.addEventListener("pointermove", (ev) => {
+    if (!drag) return;
+    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+    if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
+    if (!drag.moved) { drag.moved = true; svg.setPointerCapture(drag.id); svg.classList.add("panning"); }
+    view.x = drag.vx + dx; view.y = drag.vy + dy;
+    schedule();
+  });
+  function endDrag(ev) {
+    if (!drag) return;
+    const moved = drag.moved;
+    if (moved) { svg.releasePointerCapture(drag.id); svg.classList.remove("panning"); }
+    drag = null;
+    if (!moved && ev.type === "pointerup") {
+      const g = ev.target.closest && ev.target.closest("g.node, g.col-chip");
+      if (g && g.classList.contains("col-chip")) return;
+      if (g) select(g.dataset.id);
+    }
+  }
+  svg.addEventListener("pointerup", endDrag);
+  svg.addEventListener("pointercancel", endDrag);
+  const center = () => { const { w, h } = size(); return [w / 2, h / 2]; };
+  document.getElementById("zoom-in").addEventListener("click", () => zoomAt(1.4, ...center()));
+  document.getElementById("zoom-out").addEventListener("click", () => zoomAt(1 / 1.4, ...center()));
+  document.getElementById("fit").addEventListener("click", fit);
+  new ResizeObserver(() => { if (data) schedule(); }).observe(canvas);
+
+  // -- drawing ----------------------------------------------------------------------------------
+  function isShown(id) { return shown === null || shown.has(id); }
+  function folded(n) { return n.kind === "dataset" && collapsed.has(n.ns); }
+  function nodeClasses(n) {
+    const c = ["node", n.kind];
+    if (n.state) c.push("state-" + n.state);
+    if (n.split) c.push("split");
+    if (n.id === selected) c.push("selected");
+    if (hits) c.push(hits.has(n.id) ? "hit" : "dim");
+    if (columnView && columnView.cols.has(n.id)) c.push("col-lit");
+    return c.join(" ");
+  }
+  function makeNode(n) {
+    const g = sv("g", { id: n.id, tabindex: "0" });
+    g.dataset.id = n.id; g.dataset.kind = n.kind; g.dataset.ns = n.ns;
+    g.append(
+      sv("rect", { x: n.x, y: n.y, width: n.w, height: HEIGHT, rx: n.kind === "job" ? 4 : 12 }),
+      sv("text", { x: n.x + 12, y: n.y + 15, class: "name" }, n.label),
+      sv("text", { x: n.x + 12, y: n.y + 28, class: "sub" }, n.sub),
+      sv("title", {}, n.name + "\n" + n.ns + (n.state ? "\nlast run: " + n.state : "") + (n.error ? "\n" + n.error : "")),
+    );
+    return g;
+  }
+  function draw() {
+    if (!data) return;
+    viewport.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
+    const { w, h } = size();
+    const m = 60 / view.k;
+    const gx0 = -view.x / view.k - m, gy0 = -view.y / view.k - m;
+    const gx1 = (w - view.x) / view.k + m, gy1 = (h - view.y) / view.k + m;
+    const inView = (x0, y0, x1, y1) => x1 >= gx0 && x0 <= gx1 && y1 >= gy0 && y0 <= gy1;
+    const visibleNodes = [];
+    data.nodes.forEach((n) => {
+      if (isShown(n.id) && !folded(n) && inView(n.x, n.y, n.x + n.w, n.y + HEIGHT)) visibleNodes.push(n);
+    });
+    if (visibleNodes.length > DETAIL_MAX) { drawOverview(visibleNodes, inView); return; }
+    svg.dataset.mode = "detail";
+    if (overviewVersion !== -1) { layer.overview.replaceChildren(); overviewVersion = -1; }
+    modeHint.textContent = "";
+    const want = new Set(visibleNodes.map((n) => n.id));
+    drawnNodes.forEach((g, id) => { if (!want.has(id)) { g.remove(); drawnNodes.delete(id); } });
+    visibleNodes.forEach((n) => {
+      let g = drawnNodes.get(n.id);
+      if (!g) { g = makeNode(n); drawnNodes.set(n.id, g); layer.nodes.appendChild(g); }
+      g.setAttribute("class", nodeClasses(n));
+    });
+    const agg = drawCollapsed(inView);
+    const wantEdges = new Set();
+    data.edges.forEach((e, i) => {
+      if (!isShown(e[0]) || !isShown(e[1])) return;
+      const a = byId.get(e[0]), b = byId.get(e[1]);
+      if (folded(a) || folded(b)) return;
+      const bb = e[3];
+      if (inView(bb[0], bb[1], bb[2], bb[3])) wantEdges.add(i);
+    });
+    drawnEdges.forEach((p, i) => { if (!wantEdges.has(i)) { p.remove(); drawnEdges.delete(i); } });
+    wantEdges.forEach((i) => {
+      let p = drawnEdges.get(i);
+      const e = data.edges[i];
+      if (!p) {
+        p = sv("path", { d: e[2], "marker-end": "url(#arrow)" });
+        p.dataset.a = e[0]; p.dataset.b = e[1];
+        drawnEdges.set(i, p); layer.edges.appendChild(p);
+      }
+      p.setAttribute("class", "edge" + (hits ? " dim" : ""));
+    });
+    agg.edges.forEach((d) => layer.collapsed.prepend(sv("path", { class: "edge", d, "marker-end": "url(#arrow)" })));
+    layer.groups.replaceChildren();
+    data.groups.forEach((grp) => {
+      if (!grp.children.some((c) => isShown(c))) return;
+      if (!grp.boxes.some(([x, y, bw, bh]) => inView(x, y, x + bw, y + bh))) return;
+      const g = sv("g", { id: grp.id, class: "group node" + (grp.id === selected ? " selected" : "") });
+      g.dataset.id = grp.id; g.dataset.kind = "group"; g.dataset.children = grp.children.join(" ");
+      grp.boxes.forEach(([x, y, bw, bh]) => g.appendChild(sv("rect", { x, y, width: bw, height: bh, rx: 8 })));
+      const [x, y] = grp.boxes[0];
+      g.appendChild(sv("text", { x: x + 8, y: y + 15, class: "name" }, grp.name));
+      g.appendChild(sv("title", {}, "STATEMENT SET " + grp.name + ": " + grp.children.length + " job(s)"));
+      layer.groups.appendChild(g);
+    });
+    drawColumns();
+  }
+  // The overview holds every shown node and edge (not only those in view): built once per change of
+  // the data or the filters, so panning and zooming it only moves the transform.
+  let overviewVersion = -1;
+  function drawOverview(visibleNodes, inView) {
+    svg.dataset.mode = "overview";
+    drawnNodes.forEach((g) => g.remove()); drawnNodes.clear();
+    drawnEdges.forEach((p) => p.remove()); drawnEdges.clear();
+    layer.groups.replaceChildren(); layer.collapsed.replaceChildren(); layer.columns.replaceChildren();
+    if (overviewVersion !== version) {
+      overviewVersion = version;
+      const paths = new Map();
+      data.nodes.forEach((n) => {
+        if (!isShown(n.id) || folded(n)) return;
+        let cls = "node " + n.kind + (n.state ? " state-" + n.state : "") + (n.split ? " split" : "");
+        if (hits) cls += hits.has(n.id) ? " hit" : " dim";
+        if (!paths.has(cls)) paths.set(cls, []);
+        paths.get(cls).push(`M${n.x},${n.y}h${n.w}v${HEIGHT}h${-n.w}z`);
+      });
+      const edgeParts = [];
+      data.edges.forEach((e) => { if (isShown(e[0]) && isShown(e[1])) edgeParts.push(e[2]); });
+      const parts = [sv("path", { class: "edge overview-edge", d: edgeParts.join(" ") })];
+      paths.forEach((d, cls) => { const g = sv("g", { class: cls }); g.appendChild(sv("path", { d: d.join(" ") })); parts.push(g); });
+      layer.overview.replaceChildren(...parts);
+    }
+    let named = 0;
+    const namedIds = [...focus, ...(hits ? Array.from(hits).slice(0, 200) : [])];
+    namedIds.forEach((id) => {
+      const n = byId.get(id);
+      if (!n || drawnNodes.has(id) || !isShown(id) || !inView(n.x, n.y, n.x + n.w, n.y + HEIGHT)) return;
+      const g = makeNode(n);
+      g.setAttribute("class", nodeClasses(n));
+      drawnNodes.set(id, g); layer.nodes.appendChild(g); named++;
+    });
+    svg.dataset.named = String(named);
+    modeHint.textContent = visibleNodes.length + " nodes in view: zoom in, filter or search to read their names";
+  }
+  function drawCollapsed(inView) {
+    layer.collapsed.replaceChildren();
+    const result = { edges: [] };
+    if (!collapsed.size) return result;
+    const buckets = new Map();
+    data.nodes.forEach((n) => {
+      if (!folded(n) || !isShown(n.id)) return;
+      push(buckets, n.ns + "\u0000" + n.layer, n);
+    });
+    const rep = new Map();
+    const boxes = new Map();
+    let i = 0;
+    buckets.forEach((members, key) => {
+      const ns = key.split("\u0000")[0];
+      const box = { x: Math.min(...members.map((b) => b.x)), y: Math.min(...members.map((b) => b.y)), w: Math.max(...members.map((b) => b.w)) };
+      const id = "agg" + i++;
+      members.forEach((m) => rep.set(m.id, id));
+      boxes.set(id, box);
+      if (!inView(box.x, box.y, box.x + box.w, box.y + HEIGHT)) return;
+      const g = sv("g", { id, class: "node agg" });
+      g.dataset.id = id; g.dataset.kind = "agg"; g.dataset.ns = ns; g.dataset.members = members.map((m) => m.id).join(" ");
+      g.append(
+        sv("rect", { x: box.x, y: box.y, width: box.w, height: HEIGHT, rx: 12 }),
+        sv("text", { x: box.x + 12, y: box.y + 15, class: "name" }, ns),
+        sv("text", { x: box.x + 12, y: box.y + 28, class: "sub" }, members.length + " dataset(s)"),
+      );
+      layer.collapsed.appendChild(g);
+    });
+    const seen = new Set();
+    data.edges.forEach((e) => {
+      if (!rep.has(e[0]) && !rep.has(e[1])) return;
+      if (!isShown(e[0]) || !isShown(e[1])) return;
+      const a = rep.get(e[0]) || e[0], b = rep.get(e[1]) || e[1];
+      if (seen.has(a + " " + b)) return;
+      seen.add(a + " " + b);
+      const p = boxes.get(a) || byId.get(a), q = boxes.get(b) || byId.get(b);
+      const x1 = p.x + p.w, y1 = p.y + HEIGHT / 2, x2 = q.x, y2 = q.y + HEIGHT / 2;
+      const bend = Math.max(40, (x2 - x1) / 2);
+      result.edges.push(`M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`);
+    });
+    return result;
+  }
+
+  // -- column lineage ---------------------------------------------------------------------------
+  function computeColumns() {
+    columnView = null;
+    if (!column) return;
+    const cols = new Map();
+    const edges = [];
+    const addCol = (id, c) => { if (!cols.has(id)) cols.set(id, new Set()); cols.get(id).add(c); };
+    addCol(column.id, column.name);
+    const todo = [[column.id, column.name]];
+    const seen = new Set([column.id + "\u0000" + column.name]);
+    const external = [];
+    while (todo.length) {
+      const [id, c] = todo.pop();
+      ((data.columns[id] || {})[c] || []).forEach(([src, ns, name, field, how]) => {
+        if (!src) { external.push([ns, name, field, how, id, c]); return; }
+        addCol(src, field);
+        edges.push([src, field, id, c, how]);
+        const k = src + "\u0000" + field;
+        if (!seen.has(k)) { seen.add(k); todo.push([src, field]); }
+      });
+    }
+    columnView = { cols, edges, external };
+  }
+  function drawColumns() {
+    layer.columns.replaceChildren();
+    if (!columnView) return;
+    columnView.edges.forEach(([src, sc, dst, dc, how]) => {
+      const a = byId.get(src), b = byId.get(dst);
+      if (!a || !b || !isShown(src) || !isShown(dst)) return;
+      const x1 = a.x + a.w, y1 = a.y + HEIGHT + 7, x2 = b.x, y2 = b.y + HEIGHT + 7;
+      const bend = Math.max(40, Math.abs(x2 - x1) / 2);
+      const p = sv("path", { class: "col-edge", d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`, "marker-end": "url(#arrow)" });
+      p.dataset.from = src + "." + sc; p.dataset.to = dst + "." + dc;
+      layer.columns.appendChild(p);
+      if (how) {
+        const t = sv("text", { class: "col-how", x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 3, "text-anchor": "middle" }, how);
+        t.dataset.from = src + "." + sc; t.dataset.to = dst + "." + dc;
+        layer.columns.appendChild(t);
+      }
+    });
+    columnView.cols.forEach((names, id) => {
+      const n = byId.get(id);
+      if (!n || !isShown(id)) return;
+      let x = n.x + 8;
+      Array.from(names).forEach((c) => {
+        const mine = id === column.id && c === column.name;
+        const g = sv("g", { class: "col-chip" + (mine ? " col-selected" : " col-hit") });
+        g.dataset.id = id; g.dataset.column = c;
+        const w = Math.max(24, c.length * 6.2 + 10);
+        g.append(sv("rect", { x, y: n.y + HEIGHT + 1, width: w, height: 12, rx: 3 }), sv("text", { x: x + 5, y: n.y + HEIGHT + 10.5 }, c));
+        layer.columns.appendChild(g);
+        x += w + 4;
+      });
+    });
+  }
+  function selectColumn(id, name) {
+    column = { id, name };
+    computeColumns();
+    fitTo(Array.from(columnView.cols.keys()));
+    showDetails(selected);
+    writeHash();
+  }
+
+  // -- filters: job, depth around the selection, search -----------------------------------------
+  function reach(starts, map, limit) {
+    const seen = new Set(starts);
+    let frontier = Array.from(starts);
+    for (let hop = 0; frontier.length && (limit === 0 || hop < limit); hop++) {
+      const next = [];
+      frontier.forEach((id) => (map.get(id) || []).forEach((n) => { if (!seen.has(n)) { seen.add(n); next.push(n); } }));
+      frontier = next;
+    }
+    return seen;
+  }
+  function startsOf(id) {
+    const g = groupById.get(id);
+    return g ? new Set(g.children) : new Set([id]);
+  }
+  function jobStarts(name) {
+    const starts = new Set();
+    data.nodes.forEach((n) => { if (n.kind === "job" && (n.name === name || n.name.startsWith(name + "."))) starts.add(n.id); });
+    data.groups.forEach((g) => { if (g.name === name) g.children.forEach((c) => starts.add(c)); });
+    return starts;
+  }
+  function computeShown() {
+    version++;
+    shown = null;
+    focus = new Set(selected && byId.has(selected) ? [selected] : []);
+    const name = jobFilter.value.trim();
+    jobFilter.classList.remove("invalid");
+    jobFilter.title = "";
+    if (name) {
+      const starts = jobStarts(name);
+      starts.forEach((id) => focus.add(id));
+      if (starts.size) shown = new Set([...reach(starts, out, 0), ...reach(starts, inc, 0)]);
+      else { jobFilter.classList.add("invalid"); jobFilter.title = "no job of that name"; }
+    }
+    const depth = +depthBox.value;
+    if (depth > 0 && selected) {
+      const starts = startsOf(selected);
+      const near = new Set([...reach(starts, out, depth), ...reach(starts, inc, depth)]);
+      shown = shown === null ? near : new Set([...near].filter((id) => shown.has(id)));
+    }
+    const q = search.value.trim().toLowerCase();
+    hits = null;
+    if (q) {
+      hits = new Set();
+      data.nodes.forEach((n) => {
+        if (isShown(n.id) && (n.name.toLowerCase().includes(q) || n.ns.toLowerCase().includes(q))) hits.add(n.id);
+      });
+    }
+  }
+  function apply() { computeShown(); fit(); writeHash(); }
+  search.addEventListener("input", apply);
+  jobFilter.addEventListener("change", apply);
+  depthBox.addEventListener("change", apply);
+  document.getElementById("clear-filter").addEventListener("click", () => { jobFilter.value = ""; apply(); });
+
+  // -- selection and the facets panel -----------------------------------------------------------
+  function select(id) {
+    selected = id;
+    drawnNodes.forEach((g, nid) => g.classList.toggle("selected", nid === id));
+    if (+depthBox.value > 0) { computeShown(); fit(); } else draw();
+    const agg = document.getElementById(id);
+    if (agg && agg.dataset.kind === "agg") showAggregate(agg); else showDetails(id);
+    writeHash();
   }
   function table(headers, rows) {
     const t = el("table");
@@ -30,30 +450,53 @@
     t.appendChild(head);
     rows.forEach((r) => {
       const tr = el("tr");
-      r.forEach((c) => tr.appendChild(el("td", c)));
+      r.forEach((c) => tr.appendChild(c instanceof Node ? (() => { const td = el("td"); td.appendChild(c); return td; })() : el("td", c)));
       t.appendChild(tr);
     });
     return t;
   }
-  function section(title, child) {
-    panel.appendChild(el("h3", title));
-    panel.appendChild(child);
-  }
+  function section(title, child) { panel.appendChild(el("h3", title)); panel.appendChild(child); }
   function link(text, id) {
     const a = el("a", text);
-    a.addEventListener("click", () => select(id, true));
+    a.addEventListener("click", () => { select(id); fitTo([id]); });
     return a;
+  }
+  function columnButton(id, name) {
+    const b = el("button", name, "column-pick" + (column && column.id === id && column.name === name ? " picked" : ""));
+    b.type = "button";
+    b.title = "show the upstream columns of " + name;
+    b.addEventListener("click", () => selectColumn(id, name));
+    return b;
   }
   function transformations(list) {
     return (list || []).map((t) => [t.type, t.subtype].filter(Boolean).join("/")).join(", ");
   }
   function showDetails(id) {
-    const d = data.details[id];
     panel.replaceChildren();
-    if (!d) return;
+    const d = data.details[id];
+    if (!d) { panel.appendChild(el("p", "Click a job or dataset to see its facets.", "hint")); return; }
     panel.appendChild(el("h2", d.name));
     panel.appendChild(el("div", (d.kind === "job" ? "job in " : "dataset in ") + d.namespace, "hint"));
     const facets = d.facets || {};
+    const node = byId.get(id);
+    if (node && node.state) {
+      const s = el("div", null, "state state-" + node.state);
+      s.appendChild(el("strong", "last run: " + node.state));
+      if (node.error) s.appendChild(el("pre", node.error, "error"));
+      panel.appendChild(s);
+    }
+    if (column && columnView && (columnView.cols.has(id) || column.id === id)) {
+      const rows = columnView.edges.map(([src, sc, dst, dc, how]) => [byId.get(src).name + " ." + sc, byId.get(dst).name + " ." + dc, how]);
+      columnView.external.forEach(([ns, name, field, how, dst, dc]) => rows.push([ns + " " + name + " ." + field, byId.get(dst).name + " ." + dc, how]));
+      const box = el("div");
+      box.appendChild(el("p", "upstream of " + byId.get(column.id).name + " ." + column.name, "hint"));
+      box.appendChild(table(["from", "to", "how"], rows));
+      const clear = el("button", "clear column", "column-clear");
+      clear.type = "button";
+      clear.addEventListener("click", () => { column = null; computeColumns(); draw(); showDetails(selected); writeHash(); });
+      box.appendChild(clear);
+      section("column lineage shown", box);
+    }
     if (d.split) {
       const box = el("div", null, "split-box");
       box.appendChild(el("strong", "Split: "));
@@ -75,10 +518,10 @@
     if (d.parent) panel.appendChild(el("div", "part of " + d.parent[1], "hint"));
     if (d.runs && d.runs.length) {
       const older = d.runsDropped ? " (the latest " + d.runs.length + "; " + d.runsDropped + " older not kept)" : "";
-      section("run states" + older, table(["event", "time", "runId"], d.runs.map((r) => [r.eventType, r.eventTime, r.runId])));
+      section("run states" + older, table(["event", "time", "runId", "error"], d.runs.map((r) => [r.eventType, r.eventTime, r.runId, r.error || ""])));
     }
     if (facets.schema && Array.isArray(facets.schema.fields)) {
-      section("schema", table(["column", "type"], facets.schema.fields.map((f) => [f.name, f.type || ""])));
+      section("schema", table(["column", "type"], facets.schema.fields.map((f) => [d.kind === "dataset" ? columnButton(id, f.name) : f.name, f.type || ""])));
     }
     if (facets.columnLineage && facets.columnLineage.fields) {
       const rows = [];
@@ -106,168 +549,111 @@
       section("other facets", el("pre", JSON.stringify(other, null, 2)));
     }
   }
-  function select(id, scroll) {
-    svg.querySelectorAll(".selected").forEach((n) => n.classList.remove("selected"));
-    const node = nodes.get(id) || document.getElementById(id);
-    if (node) {
-      node.classList.add("selected");
-      if (scroll) node.scrollIntoView({ block: "center", inline: "center" });
-    }
-    if (node && node.dataset.kind === "agg") showAggregate(node);
-    else showDetails(id);
-  }
   function showAggregate(node) {
     panel.replaceChildren();
     panel.appendChild(el("h2", node.dataset.ns));
     panel.appendChild(el("div", "collapsed namespace", "hint"));
     const list = el("ul");
-    node.dataset.members.split(" ").forEach((m) => {
-      const li = el("li");
-      li.appendChild(el("span", data.details[m].name));
-      list.appendChild(li);
-    });
+    node.dataset.members.split(" ").forEach((m) => list.appendChild(el("li", data.details[m].name)));
     section("datasets", list);
   }
-  svg.addEventListener("click", (ev) => {
-    const g = ev.target.closest("g.node");
-    if (g) select(g.dataset.id, false);
-  });
   svg.addEventListener("keydown", (ev) => {
     const g = ev.target.closest("g.node");
-    if (g && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); select(g.dataset.id, false); }
+    if (g && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); select(g.dataset.id); }
   });
 
-  // -- search ---------------------------------------------------------------------------------
-  const search = document.getElementById("search");
-  search.addEventListener("input", () => {
-    const q = search.value.trim().toLowerCase();
-    let first = null;
-    nodes.forEach((g, id) => {
-      const d = data.details[id];
-      const hit = q !== "" && (d.name.toLowerCase().includes(q) || d.namespace.toLowerCase().includes(q));
-      g.classList.toggle("hit", hit);
-      g.classList.toggle("dim", q !== "" && !hit);
-      if (hit && !first && !g.classList.contains("hidden")) first = g;
-    });
-    edges.forEach((e) => e.classList.toggle("dim", q !== ""));
-    if (first) first.scrollIntoView({ block: "center", inline: "center" });
+  // -- the facets panel: collapsible, resizable, beside the graph (never over it) -----------------
+  const main = document.getElementById("main");
+  const toggle = document.getElementById("panel-toggle");
+  let panelWidth = 380;
+  function setPanel(width, open) {
+    panelWidth = Math.max(220, Math.min(width, Math.round(main.clientWidth * 0.7)));
+    main.style.setProperty("--panel", (open ? panelWidth : 34) + "px");
+    main.classList.toggle("panel-closed", !open);
+    toggle.setAttribute("aria-expanded", String(open));
+    toggle.textContent = open ? "⟩" : "⟨";
+    toggle.setAttribute("aria-label", open ? "collapse the facets panel" : "open the facets panel");
+  }
+  toggle.addEventListener("click", () => setPanel(panelWidth, main.classList.contains("panel-closed")));
+  const resizer = document.getElementById("resizer");
+  resizer.addEventListener("pointerdown", (ev) => {
+    resizer.setPointerCapture(ev.pointerId);
+    const move = (e) => setPanel(main.getBoundingClientRect().right - e.clientX, true);
+    const up = () => { resizer.removeEventListener("pointermove", move); resizer.removeEventListener("pointerup", up); };
+    resizer.addEventListener("pointermove", move);
+    resizer.addEventListener("pointerup", up);
+  });
+  resizer.addEventListener("keydown", (ev) => {
+    if (ev.key === "ArrowLeft") setPanel(panelWidth + 20, true);
+    if (ev.key === "ArrowRight") setPanel(panelWidth - 20, true);
   });
 
-  // -- filter by job --------------------------------------------------------------------------
-  const jobFilter = document.getElementById("job-filter");
-  function reach(starts, map) {
-    const seen = new Set(starts);
-    const todo = Array.from(starts);
-    while (todo.length) {
-      (map.get(todo.pop()) || []).forEach((n) => { if (!seen.has(n)) { seen.add(n); todo.push(n); } });
+  // -- the URL keeps the view: #job=NAME&node=ID&depth=N&q=TEXT&collapse=NS,NS&column=NAME ---------
+  function writeHash() {
+    const p = new URLSearchParams();
+    if (jobFilter.value.trim()) p.set("job", jobFilter.value.trim());
+    if (selected) p.set("node", selected);
+    if (+depthBox.value > 0) p.set("depth", depthBox.value);
+    if (search.value.trim()) p.set("q", search.value.trim());
+    if (collapsed.size) p.set("collapse", Array.from(collapsed).join(","));
+    if (column) { p.set("column", column.name); if (column.id !== selected) p.set("columnOf", column.id); }
+    const text = p.toString();
+    if (text !== location.hash.slice(1)) history.replaceState(null, "", text ? "#" + text : location.pathname + location.search);
+  }
+  function readHash() {
+    const hash = new URLSearchParams(location.hash.slice(1));
+    if (hash.get("token")) {
+      token = hash.get("token");
+      try { sessionStorage.setItem("planlineage-token", token); } catch (e) { /* storage off: keep it in memory */ }
+      hash.delete("token");
+      history.replaceState(null, "", hash.toString() ? "#" + hash.toString() : location.pathname);
     }
-    return seen;
+    jobFilter.value = hash.get("job") || "";
+    search.value = hash.get("q") || "";
+    const depth = hash.get("depth");
+    if (depth && Array.from(depthBox.options).some((o) => o.value === depth)) depthBox.value = depth;
+    (hash.get("collapse") || "").split(",").filter(Boolean).forEach((ns) => collapsed.add(ns));
+    selected = hash.get("node") || null;
+    if (hash.get("column")) column = { id: hash.get("columnOf") || selected, name: hash.get("column") };
   }
-  function applyFilter(name) {
-    let visible = null;
-    if (name) {
-      const starts = new Set();
-      Object.entries(data.details).forEach(([id, d]) => {
-        if (d.kind !== "job" || !(d.name === name || d.name.startsWith(name + "."))) return;
-        if (nodes.has(id)) starts.add(id);
-        const group = groups.find((g) => g.dataset.id === id);
-        if (group) group.dataset.children.split(" ").forEach((c) => starts.add(c));
-      });
-      if (starts.size === 0) return false;
-      visible = new Set([...reach(starts, out), ...reach(starts, inc)]);
-    }
-    nodes.forEach((g, id) => g.classList.toggle("hidden", visible !== null && !visible.has(id)));
-    groups.forEach((g) => {
-      const kids = g.dataset.children.split(" ");
-      g.classList.toggle("hidden", visible !== null && !kids.some((k) => visible.has(k)));
-    });
-    redraw();
-    return true;
-  }
-  jobFilter.addEventListener("change", () => {
-    const known = applyFilter(jobFilter.value.trim());
-    jobFilter.classList.toggle("invalid", !known);
-    jobFilter.title = known ? "" : "no job of that name";
-  });
-  document.getElementById("clear-filter").addEventListener("click", () => {
-    jobFilter.value = "";
-    jobFilter.classList.remove("invalid");
-    applyFilter("");
+  window.addEventListener("hashchange", () => {
+    if (!data) return;
+    readHash(); computeShown(); computeColumns(); fit(); if (selected) showDetails(selected);
   });
 
-  // -- collapse by namespace ------------------------------------------------------------------
-  const collapsed = new Set();
-  const aggLayer = document.getElementById("collapsed");
-  const geometry = (g) => ({ x: +g.dataset.x, y: +g.dataset.y, w: +g.dataset.w });
-  function redraw() {
-    aggLayer.replaceChildren();
-    const rep = new Map();
-    const boxes = new Map();
-    const buckets = new Map();
-    nodes.forEach((g, id) => {
-      const folded = g.dataset.kind === "dataset" && collapsed.has(g.dataset.ns) && !g.classList.contains("hidden");
-      g.classList.toggle("folded", folded);
-      if (!folded) { boxes.set(id, geometry(g)); return; }
-      const key = g.dataset.ns + "\u0000" + g.dataset.layer;
-      if (!buckets.has(key)) buckets.set(key, []);
-      buckets.get(key).push(id);
-    });
-    let n = 0;
-    buckets.forEach((members, key) => {
-      const ns = key.split("\u0000")[0];
-      const geo = members.map((m) => geometry(nodes.get(m)));
-      const box = { x: Math.min(...geo.map((b) => b.x)), y: Math.min(...geo.map((b) => b.y)), w: Math.max(...geo.map((b) => b.w)) };
-      const id = "agg" + n++;
-      const g = document.createElementNS(SVGNS, "g");
-      g.setAttribute("class", "node agg");
-      g.setAttribute("id", id);
-      g.dataset.id = id;
-      g.dataset.kind = "agg";
-      g.dataset.ns = ns;
-      g.dataset.members = members.join(" ");
-      const rect = document.createElementNS(SVGNS, "rect");
-      [["x", box.x], ["y", box.y], ["width", box.w], ["height", HEIGHT], ["rx", 12]].forEach(([k, v]) => rect.setAttribute(k, v));
-      const t1 = document.createElementNS(SVGNS, "text");
-      t1.setAttribute("x", box.x + 12); t1.setAttribute("y", box.y + 15); t1.setAttribute("class", "name");
-      t1.textContent = ns;
-      const t2 = document.createElementNS(SVGNS, "text");
-      t2.setAttribute("x", box.x + 12); t2.setAttribute("y", box.y + 28); t2.setAttribute("class", "sub");
-      t2.textContent = members.length + " dataset(s)";
-      g.append(rect, t1, t2);
-      aggLayer.appendChild(g);
-      boxes.set(id, box);
-      members.forEach((m) => rep.set(m, id));
-    });
-    edges.forEach((e) => {
-      const a = rep.get(e.dataset.a) || e.dataset.a;
-      const b = rep.get(e.dataset.b) || e.dataset.b;
-      const hidden = nodes.get(e.dataset.a).classList.contains("hidden") || nodes.get(e.dataset.b).classList.contains("hidden");
-      e.classList.toggle("hidden", hidden);
-      const p = boxes.get(a);
-      const q = boxes.get(b);
-      if (hidden || !p || !q) return;
-      const x1 = p.x + p.w, y1 = p.y + HEIGHT / 2, x2 = q.x, y2 = q.y + HEIGHT / 2;
-      const bend = Math.max(40, (x2 - x1) / 2);
-      e.setAttribute("d", `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`);
-    });
+  // -- start: the embedded data, or the served JSON polled for new runs and states ------------------
+  function start(next) {
+    load(next);
+    if (selected) showDetails(selected);
+    if (columnView) fitTo(Array.from(columnView.cols.keys()));
+    document.documentElement.dataset.ready = "true";
   }
-  document.querySelectorAll("input.collapse-ns").forEach((box) => {
-    box.addEventListener("change", () => {
-      if (box.checked) collapsed.add(box.value); else collapsed.delete(box.value);
-      redraw();
-    });
-  });
-
-  // The page can be opened on one job (lineage.html#job=NAME), with namespaces collapsed
-  // (#collapse=NS1,NS2), a search (#q=TEXT) or a node's facets (#node=ID).
-  const hash = new URLSearchParams(location.hash.slice(1));
-  if (hash.get("job")) { jobFilter.value = hash.get("job"); applyFilter(hash.get("job")); }
-  if (hash.get("collapse")) hash.get("collapse").split(",").forEach((ns) => {
-    const box = Array.from(document.querySelectorAll("input.collapse-ns")).find((b) => b.value === ns);
-    if (box) { box.checked = true; collapsed.add(ns); }
-  });
-  if (collapsed.size) redraw();
-  if (hash.get("q")) { search.value = hash.get("q"); search.dispatchEvent(new Event("input")); }
-  if (hash.get("node")) select(hash.get("node"), true);
-  document.documentElement.dataset.ready = "true";
+  readHash();
+  setPanel(panelWidth, true);
+  const embedded = document.getElementById("graph-data");
+  const api = body.dataset.api;
+  const live = document.getElementById("live");
+  if (embedded) start(JSON.parse(embedded.textContent));
+  else if (api) {
+    if (!token) { try { token = sessionStorage.getItem("planlineage-token"); } catch (e) { token = null; } }
+    const poll = () => {
+      const headers = {};
+      if (token) headers.Authorization = "Bearer " + token;
+      if (etag) headers["If-None-Match"] = etag;
+      fetch(api, { headers, cache: "no-store" })
+        .then((r) => {
+          if (r.status === 304) return null;
+          if (r.status === 401) { live.textContent = "no access: open the URL `planlineage ui` printed (it holds the token)"; return null; }
+          if (!r.ok) { live.textContent = "server answered " + r.status; return null; }
+          etag = r.headers.get("ETag");
+          return r.json();
+        })
+        .then((next) => {
+          if (next) { if (data === null) start(next); else load(next); live.textContent = "live"; }
+        })
+        .catch(() => { live.textContent = "server not reachable: retrying"; })
+        .finally(() => setTimeout(poll, POLL_MS));
+    };
+    poll();
+  }
 })();

@@ -1,0 +1,73 @@
+"""`planlineage ui`: argument parsing and the messages of the live lineage page (planlineage.graph.server)."""
+
+from __future__ import annotations
+
+import sys
+
+EXIT_OK = 0
+EXIT_FAILED = 2
+
+
+def configure(name: str, parser) -> None:
+    parser.add_argument(
+        "--events", nargs="+", action="extend", default=[], metavar="FILE", help="OpenLineage events as JSON lines"
+    )
+    parser.add_argument("--state", action="store_true", help="also the runs planlineage recorded (read-only)")
+    parser.add_argument("--rules", help="a rules TOML file whose namespace resolvers count for splits")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1); any other than loopback requires a token",
+    )
+    parser.add_argument("--port", type=int, default=8765, help="the port (default 8765; 0 picks a free one)")
+    parser.set_defaults(run=cmd_ui)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def cmd_ui(args) -> int:
+    from planlineage.doctor import UnreadableInput
+    from planlineage.graph import build
+    from planlineage.graph.server import LiveGraph, is_loopback, resolve_token, serve
+    from planlineage.printable import visible
+
+    if not args.events and not args.state:
+        _say("planlineage ui: give --events FILE… and/or --state (the runs planlineage recorded).")
+        return EXIT_FAILED
+    if not 0 <= args.port <= 65535:
+        _say("planlineage ui: --port must be between 0 and 65535.")
+        return EXIT_FAILED
+    live = LiveGraph(lambda: build(args.events, state=args.state, rules=args.rules), args.events, args.state)
+    try:
+        live.refresh()
+    except UnreadableInput as error:
+        _say(f"planlineage ui: {visible(str(error))}")
+        return EXIT_FAILED
+    token, generated = resolve_token(args.host)
+
+    def ready(server) -> None:
+        host, port = server.server_address[:2]
+        shown = f"[{host}]" if ":" in host else host
+        if token is None:
+            _say(f"planlineage ui: serving http://{shown}:{port}/ (read only; Ctrl-C stops it)")
+            return
+        if generated:  # printed once, here; the fragment never reaches a server or its log
+            _say(f"planlineage ui: open http://{shown}:{port}/#token={token} (read only; Ctrl-C stops it)")
+        else:
+            _say(f"planlineage ui: serving http://{shown}:{port}/ (open it as …/#token=<lineage.ui-token>)")
+        if not is_loopback(args.host):
+            _say("planlineage ui: listening beyond loopback: whoever holds the token reads the lineage")
+
+    try:
+        serve(live, args.host, args.port, token, ready, _say)
+    except OSError as error:
+        _say(
+            f"planlineage ui: cannot listen on {visible(args.host)}:{args.port}: {error.strerror or error}; "
+            "pick another --port (or 0 for a free one)"
+        )
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return EXIT_OK
+    return EXIT_OK
