@@ -31,6 +31,7 @@ def cmd_watch(args) -> int:
             password=os.environ.get(url.PASSWORD_ENV) or None,
         )
         selection(args.apps)
+        since, zone = _history_options(args)
     except (url.UrlError, ValueError) as error:
         _say(str(error))
         return EXIT_USAGE
@@ -40,6 +41,7 @@ def cmd_watch(args) -> int:
         lost_grace=args.lost_grace,
         charset=args.streampark_charset,
         verbose=args.verbose,
+        zone=zone,
     )
     store = open_store()  # the node's store: with a shared one, every node's watcher shares the cursor
     settings = Settings(store)
@@ -67,6 +69,11 @@ def cmd_watch(args) -> int:
         return EXIT_OK
     try:
         with _provisioning_shown():
+            if args.history:  # planlineage.history.replay takes any platform's PastRun records
+                from planlineage.streampark.history import replay_history
+
+                replay_history(watcher, since, args.timeout)
+                return EXIT_OK
             watcher.poll()
             watcher.settle(args.timeout)
     except (SourceError, StoreError) as error:  # fail-open: one line, exit 0
@@ -74,6 +81,28 @@ def cmd_watch(args) -> int:
     finally:
         watcher.close()
     return EXIT_OK
+
+
+def _history_options(args):
+    """``(--since as a date, --streampark-timezone)``; ValueError says what is wrong."""
+    from datetime import UTC, date
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if (args.history or args.since) and not args.once:
+        raise ValueError("--history replays once: add --once (then run the watcher as usual)")
+    if args.since and not args.history:
+        raise ValueError("--since applies to --history: add --history")
+    try:
+        since = date.fromisoformat(args.since) if args.since else None
+    except ValueError:
+        raise ValueError(f"--since {args.since!r}: give a day as YYYY-MM-DD") from None
+    try:
+        zone = UTC if args.streampark_timezone in ("UTC", "utc") else ZoneInfo(args.streampark_timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"--streampark-timezone {args.streampark_timezone!r}: not a time zone (Asia/Shanghai, UTC)"
+        ) from None
+    return since, zone
 
 
 def _provisioning_shown():
@@ -111,4 +140,11 @@ def configure(name: str, parser) -> None:
         "--lost-grace", type=float, default=DEFAULT_LOST_GRACE, help="seconds LOST must last to be reported (300)"
     )
     watch.add_argument("--verbose", action="store_true", help="also print skipped apps and ignored states")
+    watch.add_argument(
+        "--history", action="store_true", help="with --once: replay the past runs StreamPark recorded, each once"
+    )
+    watch.add_argument("--since", default=None, metavar="YYYY-MM-DD", help="--history: runs started that day or later")
+    watch.add_argument(
+        "--streampark-timezone", default="UTC", metavar="ZONE", help="the console's time zone (its times have none)"
+    )
     watch.set_defaults(run=cmd_watch)
