@@ -125,3 +125,30 @@ def test_a_run_the_live_watcher_started_is_not_replayed(streampark, watch, gravi
     replay = watch.once(sp.url, "--history")
     assert len(gravitino.events) == sent, replay.stderr
     assert "1 reported before" in replay.stderr
+
+
+def test_history_is_bounded_by_a_cap_per_invocation_and_a_rate(streampark, watch, gravitino, monkeypatch):
+    from planlineage.history import replay
+
+    sp = streampark("dev")
+    c = sp.console
+    c.env("1.20.0")
+    watch.recorded()
+    app = c.create_app("orders", ONE_SINK, at=hours(-1))
+    for n in range(4):
+        c.start(app, at=hours(2 * n))
+        c.cancel(app, at=hours(2 * n + 1))
+    waits: list[float] = []
+    monkeypatch.setattr(replay, "_pause", waits.append)  # the rate limit's pauses, not slept
+
+    capped = watch.once(sp.url, "--history", PLANLINEAGE_LINEAGE_HISTORY_MAX_RUNS="1")
+    assert "3 older run(s) over lineage.history-max-runs" in capped.stderr, capped.stderr
+    assert times(gravitino, "orders") == [("START", stamp(hours(0))), ("ABORT", stamp(hours(1)))]
+    assert waits == []  # the first run of an invocation goes at once
+
+    rest = watch.once(sp.url, "--history", PLANLINEAGE_LINEAGE_HISTORY_RATE="0.5")  # one run per 2 s
+    assert "history: 3 run(s) replayed" in rest.stderr, rest.stderr
+    assert [when for t, when in times(gravitino, "orders") if t == "START"] == [stamp(hours(h)) for h in (0, 2, 4, 6)]
+    # paced: the 2nd run 2 s after the 1st began, the 3rd 2 s later (less the time each took)
+    assert len(waits) == 2 and 0.5 < waits[0] <= 2 and 1.5 < waits[1] - waits[0] <= 2, waits
+    exactly_once(gravitino)
