@@ -216,6 +216,8 @@ def _queue(
     from planlineage.lifecycle.sql_facet import cap_sql
 
     load_event_models()
+    runs.close_replaced(store)  # transitions a watcher recorded go to the outbox before any run row is replaced
+    runs.materialize(store)
     namespace = settings.job_namespace()
     sql_limit = runner._sql_limit(settings)
     began = time.monotonic()
@@ -243,7 +245,7 @@ def _queue(
         if run.ended_at is None:
             built += build_events(record, lineage, "RUNNING", start)
         else:
-            error = run.error if run.end_event == "FAIL" else None
+            error = runs._scrub(run.error) if run.error and run.end_event == "FAIL" else None
             built += build_events(record, lineage, run.end_event or "ABORT", format_time(run.ended_at), error)
         queued = store.write(
             lambda conn, run=run, run_id=run_id, built=built, lineage=lineage, sql=sql: _write(
@@ -266,10 +268,12 @@ def _write(conn, run: PastRun, run_id: str, built: list, lineage: JobLineage, sq
     transaction; how many events (0: reported already, by another replay or a watcher)."""
     from planlineage.lifecycle.run_rows import queue_events
 
-    current = conn.execute("SELECT run_id, last_event, created FROM runs WHERE app_id = ?", (run.app_id,)).fetchone()
-    still_open = current is not None and current["last_event"] not in TERMINAL_EVENT_TYPES
+    current = conn.execute("SELECT run_id, last_event, pending FROM runs WHERE app_id = ?", (run.app_id,)).fetchone()
+    still_open = current is not None and (
+        current["last_event"] not in TERMINAL_EVENT_TYPES or current["pending"] != "[]"
+    )
     if run.ended_at is None and still_open and current["run_id"] != run_id:
-        return 0  # a live watcher opened a run for this app meanwhile: it is that one's to report
+        return 0  # a live watcher opened a run for this app meanwhile (or has events of it to queue)
     if not ledger.mark_in(conn, run.run_key, run_id, run.app_id, run.started_at, "replay"):
         return 0
     count = queue_events(conn, run_id, built)
