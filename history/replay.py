@@ -50,6 +50,7 @@ MAX_RUNS_KEY = "lineage.history-max-runs"
 THREADS_KEY = "lineage.history-threads"
 DEFAULT_RATE = 20.0
 DEFAULT_MAX_RUNS = 1000
+FLUSH_SECONDS = 15.0  # the longest delivery pass between runs (it ends once nothing is pending)
 _pause = time.sleep  # the rate limit's pause (a test counts them)
 
 
@@ -258,7 +259,10 @@ def _queue(
         else:
             report.already += 1
         if time.monotonic() - last_flush >= 1.0:  # deliver as it goes: the outbox never grows large
-            delivery.flush(store, settings, deadline_seconds=1.0)
+            # A pass ends as soon as nothing is pending; its deadline also cuts each request's
+            # timeout, and a request cut short while the server was still taking it is sent again:
+            # a short deadline on a loaded machine would deliver such events twice.
+            delivery.flush(store, settings, deadline_seconds=FLUSH_SECONDS)
             last_flush = time.monotonic()
     progress.end()
 
@@ -308,7 +312,8 @@ def _deliver(store: Store, settings: Settings, timeout: float) -> int:
 
     end = time.monotonic() + timeout
     while True:
-        report = delivery.flush(store, settings, deadline_seconds=max(0.5, min(10.0, end - time.monotonic())))
+        left = end - time.monotonic()
+        report = delivery.flush(store, settings, deadline_seconds=max(FLUSH_SECONDS, min(60.0, left)))
         pending = outbox.count_pending(store)
         if pending == 0 or time.monotonic() >= end or (report is not None and report.stopped):
             return pending
