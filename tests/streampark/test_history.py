@@ -152,3 +152,17 @@ def test_history_is_bounded_by_a_cap_per_invocation_and_a_rate(streampark, watch
     # paced: the 2nd run 2 s after the 1st began, the 3rd 2 s later (less the time each took)
     assert len(waits) == 2 and 0.5 < waits[0] <= 2 and 1.5 < waits[1] - waits[0] <= 2, waits
     exactly_once(gravitino)
+
+
+def test_history_of_a_2_1_install_reads_t_flink_log_option_time(streampark, watch, gravitino):
+    sp = streampark("2.1.x")
+    c = sp.console
+    c.env("1.20.0")
+    watch.recorded()
+    app = c.create_app("orders", ONE_SINK, at=hours(-1))
+    c.start(app, at=hours(0))
+    c.cancel(app, at=hours(1))
+    watch.once(sp.url, "--history", "--streampark-timezone", "Asia/Shanghai")  # UTC+8 wall times
+    assert times(gravitino, "orders") == [("START", stamp(hours(-8))), ("ABORT", stamp(hours(-7)))]
+    watch.once(sp.url, "--history")
+    assert len(gravitino.events) == 2
