@@ -33,6 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, TextIO
 
 from planlineage.clock import format_time, utc_now
@@ -249,9 +250,7 @@ def _queue(
             error = runs._scrub(run.error) if run.error and run.end_event == "FAIL" else None
             built += build_events(record, lineage, run.end_event or "ABORT", format_time(run.ended_at), error)
         queued = store.write(
-            lambda conn, run=run, run_id=run_id, built=built, lineage=lineage, sql=sql: _write(
-                conn, run, run_id, built, lineage, sql, namespace
-            )
+            partial(_write, run=run, run_id=run_id, built=built, lineage=lineage, sql=sql, namespace=namespace)
         )
         if queued:
             report.replayed += 1

@@ -144,19 +144,19 @@ def past_runs(
                 continue
             ended, event = _end(app, rows[index + 1 :], end_times, zone, began)
             newest = number == len(starts) - 1
-            row = _version(versions.get(app_id, []), effective.get(app_id) if newest else None, start.at)
-            if row is None:
+            version = _version(versions.get(app_id, []), effective.get(app_id) if newest else None, began)
+            if version is None:
                 once(
                     f"nosql:{app.key}", f"{app.key} {app.job_name}: history not replayed: no SQL version before a start"
                 )
                 continue
             try:
-                text = stored_text.decode(row["text"], options.charset) or ""
+                text = stored_text.decode(version["text"], options.charset) or ""
                 text = stored_text.replace_variables(text, reads.variables(source, schema, app.team_id)) or ""
             except stored_text.DecodeError as error:
-                once(f"decode:{row['id']}", f"WARN {app.key} {app.job_name}: a past run not replayed: {error}")
+                once(f"decode:{version['id']}", f"WARN {app.key} {app.job_name}: a past run not replayed: {error}")
                 continue
-            fields, _ = compile_inputs.flink_job(source, schema, app, row, options, once)
+            fields, _ = compile_inputs.flink_job(source, schema, app, version, options, once)
             yield PastRun(
                 platform="streampark",
                 run_key=run_key(app.id, start.id),
@@ -183,13 +183,14 @@ def _end(app: App, after: list[LogRow], end_times: dict, zone: tzinfo, began: da
     return max(began, ended or began), _END_EVENTS.get(name, "ABORT")
 
 
-def _version(rows: list[dict], effective: int | None, at: datetime) -> dict | None:
+def _version(rows: list[dict], effective: int | None, began: datetime) -> dict | None:
     """The SQL row effective at a start: the effective one for the newest start, else the newest
-    row created at or before it."""
+    row created at or before it (both times the console's)."""
     if effective is not None:
         for row in rows:
             if row["id"] == effective:
                 return row
+    at = began.replace(tzinfo=None)
     before = [r for r in rows if r["create_time"] is None or r["create_time"] <= at]
     return before[-1] if before else None
 

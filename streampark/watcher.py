@@ -334,12 +334,12 @@ class Watcher:
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
         assert self.schema is not None
-        row = self._log_times.get(log_id or 0)
-        key, began = history.watched_run(self.source, self.schema, app, how, row, self.options.zone)
+        logged = self._log_times.get(log_id or 0)
+        key, began = history.watched_run(self.source, self.schema, app, how, logged, self.options.zone)
         replayed = history.replayed(self.store, key, app.key) if key is not None else None
-        if replayed is not None:  # reported already (history replay): continued, never sent twice
+        if key is not None and replayed is not None:  # reported already (history replay): never sent twice
             if replayed:
-                snap.run_job_id = f"logged:{key.rpartition('=')[2]}"  # type: ignore[union-attr]
+                snap.run_job_id = f"logged:{key.rpartition('=')[2]}"
                 ledger.save_app(self.store, self.key, app.key, snap)
                 self.say(f"{app.key} {app.job_name}: {how} run continues its replayed run")
             return replayed
