@@ -1,4 +1,4 @@
-"""``planlineage watch``: argument parsing and rendering for the StreamPark watcher."""
+"""``planlineage watch``: argument parsing and rendering for the StreamPark and Dinky watchers."""
 
 from __future__ import annotations
 
@@ -24,12 +24,10 @@ def cmd_watch(args) -> int:
     from planlineage.streampark.connection import SourceError
     from planlineage.streampark.watcher import Options, Watcher, run_forever, selection
 
+    streampark_url = args.streampark_db or os.environ.get(url.URL_ENV, "")
+    dinky_url = args.dinky_db or os.environ.get("PLANLINEAGE_DINKY_DB", "")
     try:
-        target = url.parse(
-            args.streampark_db or os.environ.get(url.URL_ENV, ""),
-            user=args.db_user,
-            password=os.environ.get(url.PASSWORD_ENV) or None,
-        )
+        targets = _targets(streampark_url, dinky_url, args.db_user)
         selection(args.apps)
     except (url.UrlError, ValueError) as error:
         _say(str(error))
@@ -44,14 +42,15 @@ def cmd_watch(args) -> int:
     store = open_store()  # the node's store: with a shared one, every node's watcher shares the cursor
     settings = Settings(store)
     if args.check:
-        from planlineage.streampark.check import check
-
-        report = check(target, settings, options)
-        for line in report.lines:
-            print(line)
-        for problem in report.problems:
-            print(f"PROBLEM: {problem}")
-        return EXIT_OK if report.ok else EXIT_USAGE
+        ok = True
+        for target in targets:
+            report = _check(target, settings, options, args)
+            for line in report.lines:
+                print(line)
+            for problem in report.problems:
+                print(f"PROBLEM: {problem}")
+            ok = ok and report.ok
+        return EXIT_OK if ok else EXIT_USAGE
     try:
         if not settings.configured():
             _say("lineage is not configured, nothing to do: planlineage settings set lineage.address URL")
@@ -59,21 +58,61 @@ def cmd_watch(args) -> int:
     except StoreError as error:
         _say(str(error))
         return EXIT_USAGE
-    watcher = Watcher(target, store, settings, options, say=_say)
+    watchers = [
+        Watcher(target, store, settings, options, say=_say)
+        if target.platform == "StreamPark"
+        else _dinky_watcher(target, store, settings, args)
+        for target in targets
+    ]
     if not args.once:
-        _say(f"watching {target.masked()} every {args.interval:g}s")
+        _say(f"watching {', '.join(t.masked() for t in targets)} every {args.interval:g}s")
         with _provisioning_shown():
-            run_forever(watcher, args.interval)
+            run_forever(watchers, args.interval)
         return EXIT_OK
-    try:
-        with _provisioning_shown():
-            watcher.poll()
-            watcher.settle(args.timeout)
-    except (SourceError, StoreError) as error:  # fail-open: one line, exit 0
-        _say(str(error))
-    finally:
-        watcher.close()
+    with _provisioning_shown():
+        for watcher in watchers:
+            try:
+                watcher.poll()
+                watcher.settle(args.timeout)
+            except (SourceError, StoreError) as error:  # fail-open: one line, exit 0
+                _say(str(error))
+            finally:
+                watcher.close()
     return EXIT_OK
+
+
+def _targets(streampark_url: str, dinky_url: str, user: str | None) -> list:
+    """The databases to watch: StreamPark's, Dinky's, or both (raises ``UrlError``)."""
+    from planlineage.dinky import PASSWORD_ENV, PLATFORM, URL_ENV
+    from planlineage.streampark import url
+
+    targets = []
+    if streampark_url or not dinky_url:  # neither given: say what --streampark-db lacks, as before
+        targets.append(url.parse(streampark_url, user=user, password=os.environ.get(url.PASSWORD_ENV) or None))
+    if dinky_url:
+        password = os.environ.get(PASSWORD_ENV) or None
+        targets.append(
+            url.parse(dinky_url, user=user, password=password, platform=PLATFORM, flag="--dinky-db", env=URL_ENV)
+        )
+    return targets
+
+
+def _dinky_watcher(target, store, settings, args):
+    from planlineage.dinky.watcher import Options, Watcher
+
+    options = Options(lost_grace=args.lost_grace, flink_version=args.dinky_flink_version, verbose=args.verbose)
+    return Watcher(target, store, settings, options, say=_say)
+
+
+def _check(target, settings, options, args):
+    if target.platform == "StreamPark":
+        from planlineage.streampark.check import check
+
+        return check(target, settings, options)
+    from planlineage.dinky.check import check as dinky_check
+    from planlineage.dinky.watcher import Options
+
+    return dinky_check(target, settings, Options(args.lost_grace, args.dinky_flink_version, args.verbose))
 
 
 def _provisioning_shown():
@@ -96,6 +135,19 @@ def configure(name: str, parser) -> None:
         metavar="URL",
         help="postgresql://user@host:5432/db, mysql://user@host:3306/db or StreamPark's jdbc: URL "
         "(default $PLANLINEAGE_STREAMPARK_DB); password from $PLANLINEAGE_STREAMPARK_PASSWORD",
+    )
+    watch.add_argument(
+        "--dinky-db",
+        default=None,
+        metavar="URL",
+        help="Dinky's database, in the same forms (default $PLANLINEAGE_DINKY_DB); password from "
+        "$PLANLINEAGE_DINKY_PASSWORD; may be given with --streampark-db",
+    )
+    watch.add_argument(
+        "--dinky-flink-version",
+        default=None,
+        metavar="V",
+        help="the Flink version Dinky was built for, for tasks whose cluster records none",
     )
     watch.add_argument("--db-user", default=None, help="the database user (when the URL has none)")
     watch.add_argument("--check", action="store_true", help="check the connection, schema, apps and grants; exit 0/2")
