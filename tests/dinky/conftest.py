@@ -15,8 +15,9 @@ _spec = importlib.util.spec_from_file_location(
 )
 _fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_fixtures)
-pg_server, maria_server, server, gravitino, worker_dir = (
+pg_server, maria_server, server, gravitino, worker_dir, streampark = (
     _fixtures.pg_server, _fixtures.maria_server, _fixtures.server, _fixtures.gravitino, _fixtures.worker_dir,
+    _fixtures.streampark,
 )  # fmt: skip
 
 
