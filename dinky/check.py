@@ -47,14 +47,14 @@ def check(target: Target, settings: Settings, options: Options) -> Report:
         chosen = [t for t in tasks if watcher.excluded(t) is None]
         say(f"tasks: {len(tasks)} ({sum(1 for t in tasks if t.dialect.lower() == 'flinksql')} FlinkSql)")
         say(f"reported: {len(chosen)}" + (": " + ", ".join(f"{t.key} {t.name}" for t in chosen) if chosen else ""))
-        for task in tasks:
-            reason = watcher.excluded(task)
-            if reason is not None:
-                say(f"  not reported: {task.key} {task.name}: {reason}")
         for task in chosen:
             version = reads.cluster_version(source, schema, task.cluster_id) or options.flink_version
             said = f"Flink {version}" if version else "no Flink version recorded: planlineage's default"
             say(f"  {task.key} {task.name}: {said}")
+        for task in tasks:
+            reason = watcher.excluded(task)
+            if reason is not None:
+                say(f"  not reported: {task.key} {task.name}: {reason}")
     finally:
         source.close()
     if settings.configured():
