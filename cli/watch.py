@@ -29,6 +29,7 @@ def cmd_watch(args) -> int:
     try:
         targets = _targets(streampark_url, dinky_url, args.db_user)
         selection(args.apps)
+        since, zone = _history_options(args)
     except (url.UrlError, ValueError) as error:
         _say(str(error))
         return EXIT_USAGE
@@ -38,6 +39,7 @@ def cmd_watch(args) -> int:
         lost_grace=args.lost_grace,
         charset=args.streampark_charset,
         verbose=args.verbose,
+        zone=zone,
     )
     store = open_store()  # the node's store: with a shared one, every node's watcher shares the cursor
     settings = Settings(store)
@@ -72,6 +74,9 @@ def cmd_watch(args) -> int:
     with _provisioning_shown():
         for watcher in watchers:
             try:
+                if args.history:  # planlineage.history.replay takes any platform's PastRun records
+                    _replay_history(watcher, since, args.timeout)
+                    continue
                 watcher.poll()
                 watcher.settle(args.timeout)
             except (SourceError, StoreError) as error:  # fail-open: one line, exit 0
@@ -79,6 +84,14 @@ def cmd_watch(args) -> int:
             finally:
                 watcher.close()
     return EXIT_OK
+
+
+def _replay_history(watcher, since, timeout: float) -> None:
+    if watcher.platform == "StreamPark":
+        from planlineage.streampark.history import replay_history
+    else:
+        from planlineage.dinky.history import replay_history
+    replay_history(watcher, since, timeout)
 
 
 def _targets(streampark_url: str, dinky_url: str, user: str | None) -> list:
@@ -98,10 +111,16 @@ def _targets(streampark_url: str, dinky_url: str, user: str | None) -> list:
 
 
 def _dinky_watcher(target, store, settings, args):
-    from planlineage.dinky.watcher import Options, Watcher
+    from planlineage.dinky.watcher import Watcher
 
-    options = Options(lost_grace=args.lost_grace, flink_version=args.dinky_flink_version, verbose=args.verbose)
-    return Watcher(target, store, settings, options, say=_say)
+    return Watcher(target, store, settings, _dinky_options(args), say=_say)
+
+
+def _dinky_options(args):
+    from planlineage.dinky.watcher import Options
+
+    zone = _zone(args.dinky_timezone, "--dinky-timezone")
+    return Options(lost_grace=args.lost_grace, flink_version=args.dinky_flink_version, verbose=args.verbose, zone=zone)
 
 
 def _check(target, settings, options, args):
@@ -110,9 +129,35 @@ def _check(target, settings, options, args):
 
         return check(target, settings, options)
     from planlineage.dinky.check import check as dinky_check
-    from planlineage.dinky.watcher import Options
 
-    return dinky_check(target, settings, Options(args.lost_grace, args.dinky_flink_version, args.verbose))
+    return dinky_check(target, settings, _dinky_options(args))
+
+
+def _history_options(args):
+    """``(--since as a date, --streampark-timezone)``; ValueError says what is wrong (also
+    about ``--dinky-timezone``)."""
+    from datetime import date
+
+    if (args.history or args.since) and not args.once:
+        raise ValueError("--history replays once: add --once (then run the watcher as usual)")
+    if args.since and not args.history:
+        raise ValueError("--since applies to --history: add --history")
+    try:
+        since = date.fromisoformat(args.since) if args.since else None
+    except ValueError:
+        raise ValueError(f"--since {args.since!r}: give a day as YYYY-MM-DD") from None
+    _zone(args.dinky_timezone, "--dinky-timezone")
+    return since, _zone(args.streampark_timezone, "--streampark-timezone")
+
+
+def _zone(name: str, flag: str):
+    from datetime import UTC
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return UTC if name in ("UTC", "utc") else ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"{flag} {name!r}: not a time zone (Asia/Shanghai, UTC)") from None
 
 
 def _provisioning_shown():
@@ -163,4 +208,14 @@ def configure(name: str, parser) -> None:
         "--lost-grace", type=float, default=DEFAULT_LOST_GRACE, help="seconds LOST must last to be reported (300)"
     )
     watch.add_argument("--verbose", action="store_true", help="also print skipped apps and ignored states")
+    watch.add_argument(
+        "--history", action="store_true", help="with --once: replay the past runs StreamPark/Dinky recorded, each once"
+    )
+    watch.add_argument("--since", default=None, metavar="YYYY-MM-DD", help="--history: runs started that day or later")
+    watch.add_argument(
+        "--streampark-timezone", default="UTC", metavar="ZONE", help="the console's time zone (its times have none)"
+    )
+    watch.add_argument(
+        "--dinky-timezone", default="UTC", metavar="ZONE", help="Dinky's time zone (its times have none)"
+    )
     watch.set_defaults(run=cmd_watch)

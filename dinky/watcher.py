@@ -2,8 +2,9 @@
 
 A Dinky task is an application (app id ``dinky:<task id>``, job name the task's name); each
 submission of it is a new ``dinky_job_instance`` row, which is one run whose id derives from the
-instance id (:func:`planlineage.history.records.run_id_of` of ``dinky:instance=<id>``), so a
-history replay and this watcher never send one run twice.  Each poll:
+instance id and its creation time (:func:`planlineage.history.ledger.run_id_for` of
+``dinky:instance=<id>``), recorded in the history ledger: a history replay and this watcher never
+send one run twice.  Each poll:
 
 1. (Re)connect; on every new connection detect the schema again.
 2. Read the instances after the durable cursor (the newest instance id handled).  A task's newest
@@ -25,18 +26,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
 
 from planlineage.dinky import PLATFORM, reads, states
 from planlineage.dinky import sql as dinky_sql
 from planlineage.dinky.reads import Instance, Task
 from planlineage.dinky.schema import Schema, detect
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
-from planlineage.history.records import run_id_of
+from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, delivery, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
 from planlineage.streampark.connection import Source
+from planlineage.streampark.history import replayed
 from planlineage.streampark.ledger import Snap
 from planlineage.streampark.url import Target
 from planlineage.streampark.watcher import POLL_FLUSH_SECONDS
@@ -48,6 +51,7 @@ class Options:
     lost_grace: float = DEFAULT_LOST_GRACE
     flink_version: str | None = None  # Dinky's own Flink, for tasks whose cluster records none
     verbose: bool = False
+    zone: tzinfo = UTC  # Dinky's time zone (its times are wall times without one)
 
 
 @dataclass
@@ -193,7 +197,16 @@ class Watcher:
 
     def _is_current(self, task: Task, inst: Instance) -> bool:
         run = runs.current_run(self.store, task.key)
-        return run is not None and run.run_id == run_id_of(inst.run_key)
+        return run is not None and run.run_id == self.run_id(inst)
+
+    def started_at(self, at: datetime | None) -> datetime:
+        """A Dinky time (naive, its wall time) as an aware time (now when it has none)."""
+        if at is None:
+            return datetime.now(UTC)
+        return at.replace(tzinfo=self.options.zone) if at.tzinfo is None else at
+
+    def run_id(self, inst: Instance) -> str:
+        return history_ledger.run_id_for(inst.run_key, self.started_at(inst.created))
 
     def _close_previous(self, task: Task) -> None:
         current = runs.current_run(self.store, task.key)
@@ -207,10 +220,13 @@ class Watcher:
         assert self.schema is not None
         snap.run_job_id = f"instance:{inst.id}"
         snap.state, snap.lost_since, snap.lost_sent = None, None, False
-        run_id = run_id_of(inst.run_key)
-        if self._is_current(task, inst):  # a history replay (or an earlier poll) recorded it
+        run_id = self.run_id(inst)
+        known = replayed(self.store, inst.run_key, task.key)
+        if known is not None or self._is_current(task, inst):  # a history replay or an earlier poll sent it
             ledger.save_app(self.store, self.key, task.key, snap)
-            return True
+            if known:
+                self.say(f"{task.key} {task.name}: {how} run continues its replayed run")
+            return known is not False
         self._close_previous(task)
         ledger.save_app(self.store, self.key, task.key, snap)  # never started twice from this row
         prepared = self._script(task, inst)
@@ -222,6 +238,8 @@ class Watcher:
         version, label = compile_with
         if runs.record_pending_submission(self.store, task.key, task.name, None, self.settings, run_id=run_id) is None:
             return False
+        # A later history replay leaves this run out.
+        history_ledger.mark(self.store, inst.run_key, run_id, task.key, self.started_at(inst.created), "watch")
         try:
             compile_queue.start(
                 self.store,

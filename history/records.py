@@ -5,19 +5,8 @@ Standard library only: a platform's reader builds these while it reads its datab
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
-
-#: The namespace of the run ids made from a platform's own ids (a fixed, random UUID: changing it
-#: would make every past run new again).
-RUN_ID_NAMESPACE = uuid.UUID("4f0b7c1e-2d6a-5b8e-9c3f-7a1d2e5b6c80")
-
-
-def run_id_of(run_key: str) -> str:
-    """The OpenLineage run id of the run a platform recorded as ``run_key`` (a UUIDv5 of it):
-    the live watcher and the history replay compute the same id, so neither sends a run twice."""
-    return str(uuid.uuid5(RUN_ID_NAMESPACE, run_key))
 
 
 @dataclass(frozen=True)
@@ -40,7 +29,3 @@ class PastRun:
     end_event: str | None  # "COMPLETE" | "FAIL" | "ABORT" | None while running
     error: str | None = None  # a FAIL's message, as the platform stored it (never a secret)
     jars: tuple[str, ...] = ()  # readable jars the job loaded (UDFs, connectors)
-
-    @property
-    def run_id(self) -> str:
-        return run_id_of(self.run_key)

@@ -28,13 +28,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
 
 from planlineage.emitter import outbox
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
+from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, compile_service, delivery, runner, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError
-from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, ledger, reads, spark
+from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source, SourceError
 from planlineage.streampark.ledger import Snap
@@ -63,6 +65,7 @@ class Options:
     lost_grace: float = DEFAULT_LOST_GRACE
     charset: str = stored_text.DEFAULT_CHARSET
     verbose: bool = False
+    zone: tzinfo = UTC  # the console's time zone (its times are wall times without one)
 
 
 def selection(apps: str) -> str | frozenset[str]:
@@ -105,6 +108,7 @@ class Watcher:
         self._stops: set[str] = set()  # Spark apps with a successful stop in this poll's log rows
         self._said: set[str] = set()
         self.lead_name = f"streampark-watch:{self.key}"
+        self._log_times: dict[int, reads.LogRow] = {}  # this poll's START rows, by id
 
     # -- output -----------------------------------------------------------------------------
 
@@ -204,6 +208,7 @@ class Watcher:
         fresh: dict[str, Snap] = {}
         skipped = 0
         started: dict[str, int] = {}  # app key -> its newest successful START row
+        self._log_times = {row.id: row for row in rows}
         for row in rows:
             if row.option == OPERATION_START and row.success:
                 started[row.key] = row.id
@@ -332,6 +337,15 @@ class Watcher:
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
         assert self.schema is not None
+        row = self._log_times.get(log_id or 0)
+        key, began = history.watched_run(self.source, self.schema, app, how, row, self.options.zone)
+        replayed = history.replayed(self.store, key, app.key) if key is not None else None
+        if replayed is not None:  # reported already (history replay): continued, never sent twice
+            if replayed:
+                snap.run_job_id = f"logged:{key.rpartition('=')[2]}"  # type: ignore[union-attr]
+                ledger.save_app(self.store, self.key, app.key, snap)
+                self.say(f"{app.key} {app.job_name}: {how} run continues its replayed run")
+            return replayed
         self._close_previous(app)
         row = reads.effective_sql(self.source, self.schema, app)
         if row is None:
@@ -353,9 +367,12 @@ class Watcher:
         if compile_with is None:
             return False
         fields, label = compile_with
-        run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings)
+        derived = history_ledger.run_id_for(key, began) if key is not None and began is not None else None
+        run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings, run_id=derived)
         if run_id is None:
             return False
+        if key is not None and began is not None:  # a later history replay leaves this run out
+            history_ledger.mark(self.store, key, run_id, app.key, began, "watch")
         try:
             compile_queue.start(
                 self.store,

@@ -61,10 +61,14 @@ def test_start_running_finished_each_once_per_sink_of_a_statement_set(dinky, wat
     for job in ("clicks", *children):
         assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], job
     assert datasets(gravitino, children[1]) == {(("refunds",), ("dw.public.out_b",))}
-    # The run id derives from the job instance's id: a history replay of it is the same run.
-    from planlineage.history.records import run_id_of
+    # The run id derives from the job instance's id and creation time: a history replay of it is the same run.
+    from datetime import UTC
 
-    assert {run for run, _ in timeline(gravitino, "clicks")} == {run_id_of(f"dinky:instance={instance}")}
+    from planlineage.history.ledger import run_id_for
+
+    created = c.execute("SELECT create_time FROM dinky_job_instance WHERE id = %s", (instance,))[0][0]
+    expected = run_id_for(f"dinky:instance={instance}", created.replace(tzinfo=UTC))
+    assert {run for run, _ in timeline(gravitino, "clicks")} == {expected}
     exactly_once(gravitino)
 
 
