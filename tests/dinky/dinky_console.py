@@ -91,29 +91,31 @@ class Console:
             statement = self.execute("SELECT statement FROM dinky_task WHERE id = %s", (env,))[0][0] + "\n" + statement
         return name, statement, cluster
 
-    def submit(self, task: int) -> int:
-        """A submission that reached the cluster: its job instance's id."""
+    def submit(self, task: int, at: datetime | None = None) -> int:
+        """A submission that reached the cluster (``at``: its time, now by default): its job
+        instance's id."""
         name, statement, cluster = self._script(task)
+        at = at or datetime.now()
         history = self.insert(
             "dinky_history",
             {"tenant_id": 1, "cluster_id": cluster or 0, "job_name": name, "status": HISTORY_INITIALIZE,
-             "type": "standalone", "statement": statement, "start_time": datetime.now(), "task_id": task},
+             "type": "standalone", "statement": statement, "start_time": at, "task_id": task},
         )  # fmt: skip
         jid = uuid.uuid4().hex
-        self.update("dinky_history", history, {"job_id": jid, "status": HISTORY_SUCCESS, "end_time": datetime.now()})
+        self.update("dinky_history", history, {"job_id": jid, "status": HISTORY_SUCCESS, "end_time": at})
         instance = self.insert(
             "dinky_job_instance",
             {"name": name, "tenant_id": 1, "task_id": task, "step": 1, "cluster_id": cluster, "jid": jid,
-             "status": "INITIALIZING", "history_id": history},
+             "status": "INITIALIZING", "history_id": history, "create_time": at, "update_time": at},
         )  # fmt: skip
         self.update("dinky_task", task, {"job_instance_id": instance})
         return instance
 
-    def set_status(self, instance: int, status: str) -> None:
-        """What Dinky's job refresh persists: the status, a finish time once done."""
+    def set_status(self, instance: int, status: str, at: datetime | None = None) -> None:
+        """What Dinky's job refresh persists: the status, a finish time (``at``) once done."""
         values: dict = {"status": status}
         if status in DONE:
-            values["finish_time"] = datetime.now()
+            values["finish_time"] = at or datetime.now()
         if status == "FAILED":
             values["error"] = "org.apache.flink.runtime.JobException: Recovery is suppressed"
         self.update("dinky_job_instance", instance, values)
