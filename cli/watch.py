@@ -22,7 +22,8 @@ def cmd_watch(args) -> int:
     from planlineage.store.sqlite import StoreError
     from planlineage.streampark import url
     from planlineage.streampark.connection import SourceError
-    from planlineage.streampark.watcher import Options, Watcher, run_forever, selection
+    from planlineage.streampark.loop import run_forever
+    from planlineage.streampark.watcher import Options, Watcher, selection
 
     streampark_url = args.streampark_db or os.environ.get(url.URL_ENV, "")
     dinky_url = args.dinky_db or os.environ.get("PLANLINEAGE_DINKY_DB", "")
