@@ -39,7 +39,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "_compile-service": ("lifecycle", None),  # internal: the lifecycle's compile service
     "doctor": ("doctor", "find datasets that name one physical table differently (splits) in reported events"),
     "graph": ("graph", "draw reported lineage as one self-contained HTML page (or DOT)"),
-    "watch": ("watch", "report the SQL jobs StreamPark runs by reading its database (read only)"),
+    "watch": ("watch", "report the SQL jobs StreamPark and Dinky run by reading their databases (read only)"),
     "store": ("store", "the state store: status, migrations"),
 }
 #: Old command names still accepted (not listed): each runs its new name's module, which says so.
