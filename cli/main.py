@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "doctor": ("doctor", "find datasets that name one physical table differently (splits) in reported events"),
     "graph": ("graph", "draw reported lineage as one self-contained HTML page (or DOT)"),
     "ui": ("ui", "serve the lineage page live: new runs and state changes without a reload (read only)"),
-    "watch": ("watch", "report the SQL jobs StreamPark runs by reading its database (read only)"),
+    "watch": ("watch", "report the SQL jobs StreamPark and Dinky run by reading their databases (read only)"),
     "store": ("store", "the state store: status, migrations"),
 }
 #: Old command names still accepted (not listed): each runs its new name's module, which says so.

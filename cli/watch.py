@@ -1,4 +1,4 @@
-"""``planlineage watch``: argument parsing and rendering for the StreamPark watcher."""
+"""``planlineage watch``: argument parsing and rendering for the StreamPark and Dinky watchers."""
 
 from __future__ import annotations
 
@@ -22,15 +22,15 @@ def cmd_watch(args) -> int:
     from planlineage.store.sqlite import StoreError
     from planlineage.streampark import url
     from planlineage.streampark.connection import SourceError
-    from planlineage.streampark.watcher import Options, Watcher, run_forever, selection
+    from planlineage.streampark.loop import run_forever
+    from planlineage.streampark.watcher import Options, Watcher, selection
 
+    streampark_url = args.streampark_db or os.environ.get(url.URL_ENV, "")
+    dinky_url = args.dinky_db or os.environ.get("PLANLINEAGE_DINKY_DB", "")
     try:
-        target = url.parse(
-            args.streampark_db or os.environ.get(url.URL_ENV, ""),
-            user=args.db_user,
-            password=os.environ.get(url.PASSWORD_ENV) or None,
-        )
+        targets = _targets(streampark_url, dinky_url, args.db_user)
         selection(args.apps)
+        since, zone = _history_options(args)
     except (url.UrlError, ValueError) as error:
         _say(str(error))
         return EXIT_USAGE
@@ -40,18 +40,20 @@ def cmd_watch(args) -> int:
         lost_grace=args.lost_grace,
         charset=args.streampark_charset,
         verbose=args.verbose,
+        zone=zone,
     )
     store = open_store()  # the node's store: with a shared one, every node's watcher shares the cursor
     settings = Settings(store)
     if args.check:
-        from planlineage.streampark.check import check
-
-        report = check(target, settings, options)
-        for line in report.lines:
-            print(line)
-        for problem in report.problems:
-            print(f"PROBLEM: {problem}")
-        return EXIT_OK if report.ok else EXIT_USAGE
+        ok = True
+        for target in targets:
+            report = _check(target, settings, options, args)
+            for line in report.lines:
+                print(line)
+            for problem in report.problems:
+                print(f"PROBLEM: {problem}")
+            ok = ok and report.ok
+        return EXIT_OK if ok else EXIT_USAGE
     try:
         if not settings.configured():
             _say("lineage is not configured, nothing to do: planlineage settings set lineage.address URL")
@@ -59,21 +61,104 @@ def cmd_watch(args) -> int:
     except StoreError as error:
         _say(str(error))
         return EXIT_USAGE
-    watcher = Watcher(target, store, settings, options, say=_say)
+    watchers = [
+        Watcher(target, store, settings, options, say=_say)
+        if target.platform == "StreamPark"
+        else _dinky_watcher(target, store, settings, args)
+        for target in targets
+    ]
     if not args.once:
-        _say(f"watching {target.masked()} every {args.interval:g}s")
+        _say(f"watching {', '.join(t.masked() for t in targets)} every {args.interval:g}s")
         with _provisioning_shown():
-            run_forever(watcher, args.interval)
+            run_forever(watchers, args.interval)
         return EXIT_OK
-    try:
-        with _provisioning_shown():
-            watcher.poll()
-            watcher.settle(args.timeout)
-    except (SourceError, StoreError) as error:  # fail-open: one line, exit 0
-        _say(str(error))
-    finally:
-        watcher.close()
+    with _provisioning_shown():
+        for watcher in watchers:
+            try:
+                if args.history:  # planlineage.history.replay takes any platform's PastRun records
+                    _replay_history(watcher, since, args.timeout)
+                    continue
+                watcher.poll()
+                watcher.settle(args.timeout)
+            except (SourceError, StoreError) as error:  # fail-open: one line, exit 0
+                _say(str(error))
+            finally:
+                watcher.close()
     return EXIT_OK
+
+
+def _replay_history(watcher, since, timeout: float) -> None:
+    if watcher.platform == "StreamPark":
+        from planlineage.streampark.history import replay_history
+    else:
+        from planlineage.dinky.history import replay_history
+    replay_history(watcher, since, timeout)
+
+
+def _targets(streampark_url: str, dinky_url: str, user: str | None) -> list:
+    """The databases to watch: StreamPark's, Dinky's, or both (raises ``UrlError``)."""
+    from planlineage.dinky import PASSWORD_ENV, PLATFORM, URL_ENV
+    from planlineage.streampark import url
+
+    targets = []
+    if streampark_url or not dinky_url:  # neither given: say what --streampark-db lacks, as before
+        targets.append(url.parse(streampark_url, user=user, password=os.environ.get(url.PASSWORD_ENV) or None))
+    if dinky_url:
+        password = os.environ.get(PASSWORD_ENV) or None
+        targets.append(
+            url.parse(dinky_url, user=user, password=password, platform=PLATFORM, flag="--dinky-db", env=URL_ENV)
+        )
+    return targets
+
+
+def _dinky_watcher(target, store, settings, args):
+    from planlineage.dinky.watcher import Watcher
+
+    return Watcher(target, store, settings, _dinky_options(args), say=_say)
+
+
+def _dinky_options(args):
+    from planlineage.dinky.watcher import Options
+
+    zone = _zone(args.dinky_timezone, "--dinky-timezone")
+    return Options(lost_grace=args.lost_grace, flink_version=args.dinky_flink_version, verbose=args.verbose, zone=zone)
+
+
+def _check(target, settings, options, args):
+    if target.platform == "StreamPark":
+        from planlineage.streampark.check import check
+
+        return check(target, settings, options)
+    from planlineage.dinky.check import check as dinky_check
+
+    return dinky_check(target, settings, _dinky_options(args))
+
+
+def _history_options(args):
+    """``(--since as a date, --streampark-timezone)``; ValueError says what is wrong (also
+    about ``--dinky-timezone``)."""
+    from datetime import date
+
+    if (args.history or args.since) and not args.once:
+        raise ValueError("--history replays once: add --once (then run the watcher as usual)")
+    if args.since and not args.history:
+        raise ValueError("--since applies to --history: add --history")
+    try:
+        since = date.fromisoformat(args.since) if args.since else None
+    except ValueError:
+        raise ValueError(f"--since {args.since!r}: give a day as YYYY-MM-DD") from None
+    _zone(args.dinky_timezone, "--dinky-timezone")
+    return since, _zone(args.streampark_timezone, "--streampark-timezone")
+
+
+def _zone(name: str, flag: str):
+    from datetime import UTC
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return UTC if name in ("UTC", "utc") else ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"{flag} {name!r}: not a time zone (Asia/Shanghai, UTC)") from None
 
 
 def _provisioning_shown():
@@ -97,6 +182,19 @@ def configure(name: str, parser) -> None:
         help="postgresql://user@host:5432/db, mysql://user@host:3306/db or StreamPark's jdbc: URL "
         "(default $PLANLINEAGE_STREAMPARK_DB); password from $PLANLINEAGE_STREAMPARK_PASSWORD",
     )
+    watch.add_argument(
+        "--dinky-db",
+        default=None,
+        metavar="URL",
+        help="Dinky's database, in the same forms (default $PLANLINEAGE_DINKY_DB); password from "
+        "$PLANLINEAGE_DINKY_PASSWORD; may be given with --streampark-db",
+    )
+    watch.add_argument(
+        "--dinky-flink-version",
+        default=None,
+        metavar="V",
+        help="the Flink version Dinky was built for, for tasks whose cluster records none",
+    )
     watch.add_argument("--db-user", default=None, help="the database user (when the URL has none)")
     watch.add_argument("--check", action="store_true", help="check the connection, schema, apps and grants; exit 0/2")
     watch.add_argument("--once", action="store_true", help="one poll, wait for its compiles and deliveries, exit")
@@ -111,4 +209,14 @@ def configure(name: str, parser) -> None:
         "--lost-grace", type=float, default=DEFAULT_LOST_GRACE, help="seconds LOST must last to be reported (300)"
     )
     watch.add_argument("--verbose", action="store_true", help="also print skipped apps and ignored states")
+    watch.add_argument(
+        "--history", action="store_true", help="with --once: replay the past runs StreamPark/Dinky recorded, each once"
+    )
+    watch.add_argument("--since", default=None, metavar="YYYY-MM-DD", help="--history: runs started that day or later")
+    watch.add_argument(
+        "--streampark-timezone", default="UTC", metavar="ZONE", help="the console's time zone (its times have none)"
+    )
+    watch.add_argument(
+        "--dinky-timezone", default="UTC", metavar="ZONE", help="Dinky's time zone (its times have none)"
+    )
     watch.set_defaults(run=cmd_watch)

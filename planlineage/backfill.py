@@ -85,9 +85,6 @@ def run(
 ) -> tuple[int, int]:
     """Analyses every script; returns (succeeded, failed)."""
     provisioned = ensure(flink_version)
-    work: queue.Queue[Path] = queue.Queue()
-    for script in scripts:
-        work.put(script)
     lock = threading.Lock()
     counts = {"ok": 0, "failed": 0}
     durations: list[float] = []
@@ -108,7 +105,33 @@ def run(
                 )
                 err.flush()
 
-    slots = max(1, min(jobs, len(scripts)))
+    def one(script: Path, planner: SelfHealingPlanner | WarmPlannerSlot) -> None:
+        began = time.monotonic()
+        line = _one(script, planner, jars, identity, columns)
+        record(line, time.monotonic() - began)
+
+    slots, warm_slots, threads_in_jvm = each_on_a_planner(provisioned, scripts, jobs, limits, one)
+    elapsed = time.monotonic() - started
+    if show_progress:
+        err.write("\n")
+    new_jvm = f"{threads_in_jvm} in a new JVM" if threads_in_jvm else "no new JVM"
+    err.write(
+        f"planlineage: {len(scripts)} scripts, {counts['ok']} ok, {counts['failed']} failed, "
+        f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {slots} at once: "
+        f"{warm_slots} on the running warm planner, {new_jvm}); per job "
+        f"p50 {percentile(durations, 50) * 1000:.0f} ms, p95 {percentile(durations, 95) * 1000:.0f} ms\n"
+    )
+    return counts["ok"], counts["failed"]
+
+
+def each_on_a_planner(provisioned: Provisioned, items: list, jobs: int, limits: Limits | None, handle) -> tuple:
+    """Calls ``handle(item, planner)`` for every item, ``jobs`` at once: the running warm planner
+    of the version first, the rest on backfill threads sharing one new JVM (one thread more than
+    it compiles at once); ``(slots, on the warm planner, threads in the new JVM)``."""
+    work: queue.Queue = queue.Queue()
+    for item in items:
+        work.put(item)
+    slots = max(1, min(jobs, len(items)))
     warm_slots = min(slots, running_warm_planners(provisioned))
     threads_in_jvm = slots - warm_slots
     # Started by the first backfill thread that needs it, so the first scripts go to the warm planner
@@ -118,12 +141,10 @@ def run(
     def backfill_thread(planner: SelfHealingPlanner | WarmPlannerSlot) -> None:
         while True:
             try:
-                script = work.get_nowait()
+                item = work.get_nowait()
             except queue.Empty:
                 return
-            began = time.monotonic()
-            line = _one(script, planner, jars, identity, columns)
-            record(line, time.monotonic() - began)
+            handle(item, planner)
 
     owned: list[SelfHealingPlanner | WarmPlannerSlot] = [
         WarmPlannerSlot(provisioned, limits) for _ in range(warm_slots)
@@ -142,17 +163,7 @@ def run(
     finally:
         for planner in owned:
             planner.close()
-    elapsed = time.monotonic() - started
-    if show_progress:
-        err.write("\n")
-    new_jvm = f"{threads_in_jvm} in a new JVM" if threads_in_jvm else "no new JVM"
-    err.write(
-        f"planlineage: {len(scripts)} scripts, {counts['ok']} ok, {counts['failed']} failed, "
-        f"{elapsed:.1f} s ({len(scripts) / max(elapsed, 1e-6):.1f} jobs/s, {slots} at once: "
-        f"{warm_slots} on the running warm planner, {new_jvm}); per job "
-        f"p50 {percentile(durations, 50) * 1000:.0f} ms, p95 {percentile(durations, 95) * 1000:.0f} ms\n"
-    )
-    return counts["ok"], counts["failed"]
+    return slots, warm_slots, threads_in_jvm
 
 
 def percentile(values: list[float], p: float) -> float:

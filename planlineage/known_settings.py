@@ -54,6 +54,9 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "lineage.compile-planners", None, "planner JVMs the compile service may run (max(1, cores-1))", number=True
         ),
+        Setting("lineage.history-rate", "20", "watch --history: runs replayed per second at most", number=True),
+        Setting("lineage.history-max-runs", "1000", "watch --history: runs replayed per invocation", number=True),
+        Setting("lineage.history-threads", None, "watch --history: scripts compiled at once (cores)", number=True),
         Setting("lineage.retry-backoff", "2", "seconds before a refused event is sent again (doubles)", number=True),
         Setting("lineage.retry-attempts", "10", "attempts before a refused event is parked", number=True),
         Setting("lineage.retry-max-age", "86400", "seconds of refusals before an event is parked", number=True),

@@ -179,6 +179,21 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] 
             )""",
         ),
     ),
+    (
+        5,
+        "past runs a platform recorded that were reported (history replay and live watchers)",
+        # planlineage.history.ledger documents it: a second replay and a live watcher skip them.
+        (
+            """CREATE TABLE IF NOT EXISTS history_runs (
+                run_key    TEXT PRIMARY KEY,
+                run_id     TEXT NOT NULL,
+                app_id     TEXT NOT NULL,
+                started_at TEXT NOT NULL,
+                how        TEXT NOT NULL,
+                recorded   TEXT NOT NULL
+            )""",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -1,4 +1,4 @@
-"""A read-only connection to StreamPark's database, with the drivers imported lazily.
+"""A read-only connection to StreamPark's (or Dinky's) database, with the drivers imported lazily.
 
 The drivers are the optional extra ``planlineage[streampark]`` (psycopg 3 for PostgreSQL, PyMySQL
 for MySQL/MariaDB); the core install never imports them.  Every session is read only on the
@@ -19,7 +19,7 @@ STATEMENT_TIMEOUT_MS = 30_000
 
 
 class SourceError(Exception):
-    """StreamPark's database cannot be read right now (one secret-free line)."""
+    """The platform's database cannot be read right now (one secret-free line)."""
 
 
 class DriverMissing(SourceError):
@@ -104,7 +104,7 @@ class Source:
         except DriverMissing:
             raise
         except Exception as error:  # every driver/OS error: one scrubbed line
-            raise self._error("cannot connect to the StreamPark database", error) from None
+            raise self._error(f"cannot connect to the {t.platform} database", error) from None
 
     def connect(self) -> bool:
         """Connect if needed; True when a new connection was opened."""
@@ -133,7 +133,7 @@ class Source:
             lost = self._connection_lost(error)
             if lost:
                 self.close()
-            raise self._error("query on the StreamPark database failed", error) from None
+            raise self._error(f"query on the {self.target.platform} database failed", error) from None
 
     def probe(self, sql: str) -> str | None:
         """Run a query only to learn whether it is allowed; the error text, or None."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from planlineage.streampark.connection import Source
@@ -48,10 +49,19 @@ class LogRow:
     engine: str
     option: int | None
     success: bool
+    at: datetime | None = None  # when the console wrote it (naive, the console's time zone); None: no column
 
     @property
     def key(self) -> str:
         return f"{self.engine}:{self.app_id}"
+
+
+def log_time_column(schema: Schema) -> str | None:
+    """The operation log's time column: ``create_time`` (2.2+), ``option_time`` (2.1.x), or None."""
+    for column in ("create_time", "option_time"):
+        if schema.has(schema.log_table, column):
+            return column
+    return None
 
 
 def apps(source: Source, schema: Schema) -> list[App]:
@@ -84,10 +94,23 @@ def max_log_id(source: Source, schema: Schema) -> int:
 
 def log_rows(source: Source, schema: Schema, after: int) -> list[LogRow]:
     """Operation-log rows newer than ``after``, oldest first."""
+    return _log_rows(source, schema, "id > %s", (after,))
+
+
+def last_start(source: Source, schema: Schema, app: App) -> LogRow | None:
+    """The newest successful START row of ``app`` (what started the run it has now), or None."""
+    found = _log_rows(source, schema, "app_id = %s AND option_name = 1", (app.id,))
+    starts = [r for r in found if r.success and r.engine == app.engine]
+    return starts[-1] if starts else None
+
+
+def _log_rows(source: Source, schema: Schema, where: str, params: tuple) -> list[LogRow]:
     engine = ", job_type" if schema.has(schema.log_table, "job_type") else ""
+    at = log_time_column(schema)
+    when = f", {at} AS at" if at else ""
     rows = source.rows(
-        f"SELECT id, app_id, option_name, success{engine} FROM {schema.log_table} WHERE id > %s ORDER BY id",
-        (after,),
+        f"SELECT id, app_id, option_name, success{engine}{when} FROM {schema.log_table} WHERE {where} ORDER BY id",
+        params,
     )
     return [
         LogRow(
@@ -96,9 +119,15 @@ def log_rows(source: Source, schema: Schema, after: int) -> list[LogRow]:
             engine=LOG_ENGINES.get(int(r.get("job_type") or 1), FLINK),
             option=None if r["option_name"] is None else int(r["option_name"]),
             success=truthy(r["success"]),
+            at=r.get("at") if isinstance(r.get("at"), datetime) else None,
         )
         for r in rows
     ]
+
+
+def all_log_rows(source: Source, schema: Schema) -> list[LogRow]:
+    """Every operation-log row, oldest first (the history replay reads them once)."""
+    return _log_rows(source, schema, "id > %s", (0,))
 
 
 def effective_sql(source: Source, schema: Schema, app: App) -> dict[str, Any] | None:

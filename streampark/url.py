@@ -1,4 +1,4 @@
-"""The StreamPark database address: URL forms, credentials, and the one way to print it.
+"""The StreamPark (and Dinky) database address: URL forms, credentials, and the one way to print it.
 
 Accepted forms (``StreamPark's datasource.url`` can be pasted as is)::
 
@@ -45,6 +45,7 @@ class Target:
     user: str | None
     password: str | None = field(default=None, repr=False)
     schema: str | None = None  # PostgreSQL currentSchema / search_path
+    platform: str = "StreamPark"  # whose database: named in every message about it (Dinky's watcher shares this)
 
     def masked(self) -> str:
         """The address as it may be printed: the password is never part of it."""
@@ -67,11 +68,22 @@ class Target:
         return text
 
 
-def parse(url: str, user: str | None = None, password: str | None = None) -> Target:
-    """A :class:`Target` from any accepted form; ``user``/``password`` override the URL's."""
+def parse(
+    url: str,
+    user: str | None = None,
+    password: str | None = None,
+    *,
+    platform: str = "StreamPark",
+    flag: str = "--streampark-db",
+    env: str = URL_ENV,
+) -> Target:
+    """A :class:`Target` from any accepted form; ``user``/``password`` override the URL's.
+
+    ``platform``, ``flag`` and ``env`` name whose database it is in messages (the Dinky watcher
+    parses its ``--dinky-db`` with this same function)."""
     text = (url or "").strip()
     if not text:
-        raise UrlError("no StreamPark database given: pass --streampark-db URL (or set PLANLINEAGE_STREAMPARK_DB)")
+        raise UrlError(f"no {platform} database given: pass {flag} URL (or set {env})")
     if text.lower().startswith("jdbc:"):
         text = text[5:]
     scheme = text.split(":", 1)[0].lower()
@@ -79,7 +91,7 @@ def parse(url: str, user: str | None = None, password: str | None = None) -> Tar
     if dialect is None:
         raise UrlError(
             f"unsupported database scheme {scheme!r}: use postgresql://… or mysql://… "
-            "(StreamPark's default H2 database cannot be read from outside the console)"
+            f"({platform}'s default H2 database cannot be read from outside the console)"
         )
     parts = urlsplit(text)
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
@@ -104,6 +116,7 @@ def parse(url: str, user: str | None = None, password: str | None = None) -> Tar
         user=user or url_user,
         password=password if password else url_password,
         schema=schema if dialect == "postgresql" and schema else None,
+        platform=platform,
     )
 
 

@@ -23,20 +23,20 @@ starts of one app between two polls make one run: the earlier ones ended unseen.
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
 
 from planlineage.emitter import outbox
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
+from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, compile_service, delivery, runner, runs
 from planlineage.settings import Settings
-from planlineage.store.sqlite import Store, StoreError
-from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, ledger, reads, spark
+from planlineage.store.sqlite import Store
+from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, spark
 from planlineage.streampark import sql as stored_text
-from planlineage.streampark.connection import Source, SourceError
+from planlineage.streampark.connection import Source
 from planlineage.streampark.ledger import Snap
 from planlineage.streampark.reads import App
 from planlineage.streampark.schema import Schema, column_problem, detect
@@ -63,6 +63,7 @@ class Options:
     lost_grace: float = DEFAULT_LOST_GRACE
     charset: str = stored_text.DEFAULT_CHARSET
     verbose: bool = False
+    zone: tzinfo = UTC  # the console's time zone (its times are wall times without one)
 
 
 def selection(apps: str) -> str | frozenset[str]:
@@ -93,6 +94,8 @@ class Watcher:
     say: Callable[[str], None] = print
     clock: Callable[[], float] = time.time
 
+    platform = "StreamPark"
+
     def __post_init__(self) -> None:
         self.source = Source(self.target)
         self.schema: Schema | None = None
@@ -102,6 +105,8 @@ class Watcher:
         self.spark_envs: dict[int | None, spark.Env] = {}  # t_spark_env by id; None: the default one
         self._stops: set[str] = set()  # Spark apps with a successful stop in this poll's log rows
         self._said: set[str] = set()
+        self.lead_name = f"streampark-watch:{self.key}"
+        self._log_times: dict[int, reads.LogRow] = {}  # this poll's START rows, by id
 
     # -- output -----------------------------------------------------------------------------
 
@@ -201,6 +206,7 @@ class Watcher:
         fresh: dict[str, Snap] = {}
         skipped = 0
         started: dict[str, int] = {}  # app key -> its newest successful START row
+        self._log_times = {row.id: row for row in rows}
         for row in rows:
             if row.option == OPERATION_START and row.success:
                 started[row.key] = row.id
@@ -329,6 +335,15 @@ class Watcher:
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
         assert self.schema is not None
+        logged = self._log_times.get(log_id or 0)
+        key, began = history.watched_run(self.source, self.schema, app, how, logged, self.options.zone)
+        replayed = history.replayed(self.store, key, app.key) if key is not None else None
+        if key is not None and replayed is not None:  # reported already (history replay): never sent twice
+            if replayed:
+                snap.run_job_id = f"logged:{key.rpartition('=')[2]}"
+                ledger.save_app(self.store, self.key, app.key, snap)
+                self.say(f"{app.key} {app.job_name}: {how} run continues its replayed run")
+            return replayed
         self._close_previous(app)
         row = reads.effective_sql(self.source, self.schema, app)
         if row is None:
@@ -350,9 +365,12 @@ class Watcher:
         if compile_with is None:
             return False
         fields, label = compile_with
-        run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings)
+        derived = history_ledger.run_id_for(key, began) if key is not None and began is not None else None
+        run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings, run_id=derived)
         if run_id is None:
             return False
+        if key is not None and began is not None:  # a later history replay leaves this run out
+            history_ledger.mark(self.store, key, run_id, app.key, began, "watch")
         try:
             compile_queue.start(
                 self.store,
@@ -425,51 +443,3 @@ def _started_by_row(snap: Snap) -> int:
     """The operation-log row that started the app's current run (0: none)."""
     how, _, value = (snap.run_job_id or "").partition(":")
     return int(value) if how == "logged" and value.isdigit() else 0
-
-
-def run_forever(watcher: Watcher, interval: float, stop: threading.Event | None = None) -> None:
-    """Poll every ``interval`` seconds until SIGTERM/SIGINT (or ``stop``); backoff while the
-    database cannot be read, with one line when it goes away and one when it is back."""
-    stop = stop or threading.Event()
-
-    def on_signal(signum, frame):
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
-    failures = 0
-    ceiling = min(60.0, max(5.0, 10 * interval))
-    # Every node may watch one StreamPark; one leads (planlineage.store.leadership): the others
-    # look twice per interval and take over within 2 intervals, from the shared cursor.
-    from planlineage.store.leadership import Leadership
-
-    leadership = Leadership(watcher.store, f"streampark-watch:{watcher.key}", interval=interval)
-    while not stop.is_set():
-        try:
-            leading = leadership.acquire()
-        except StoreError:
-            leading = False  # the store is away: nobody reports until it is back
-        if not leading:
-            stop.wait(leadership.follower_poll)
-            continue
-        try:
-            watcher.poll()
-            watcher.compiling()
-            if failures:
-                watcher.say("back to normal: the StreamPark database is readable again")
-            failures = 0
-            pause = interval
-        except (SourceError, StoreError) as error:  # fail-open: one line per outage, then backoff
-            if isinstance(error, SourceError):
-                watcher.source.close()
-                watcher.schema = None
-            if failures == 0:
-                watcher.say(f"{error}; retrying with backoff")
-            failures += 1
-            pause = min(ceiling, interval * 2**failures)
-        stop.wait(pause)
-    try:
-        leadership.release()  # a clean stop hands the lead over at once
-    except StoreError:
-        pass
-    watcher.close()

@@ -128,6 +128,8 @@ def real_planner(worker_dir):
 class Watch:
     """Runs `planlineage watch` in its own process, with a private home, against one database."""
 
+    flag = "--streampark-db"  # tests/dinky's runner watches --dinky-db
+
     def __init__(self, home: Path, tmp: Path, gravitino: GravitinoTestServer, worker_dir: str):
         self.home, self.tmp = home, tmp
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("PLANLINEAGE_")}
@@ -138,6 +140,7 @@ class Watch:
             PLANLINEAGE_COMPILE_IDLE_SECONDS="0.5",
             PLANLINEAGE_LINEAGE_ADDRESS=gravitino.address,
             PLANLINEAGE_STREAMPARK_PASSWORD=WATCH_PASSWORD,
+            PLANLINEAGE_DINKY_PASSWORD=WATCH_PASSWORD,
         )
         for cache in ("PLANLINEAGE_FLINK_CACHE", "PLANLINEAGE_SPARK_CACHE"):  # the provisioned versions
             if os.environ.get(cache):
@@ -178,7 +181,7 @@ class Watch:
         the runner's detached processes, which inherit this environment."""
         from planlineage.cli.main import main
 
-        argv = ["watch", "--once", "--streampark-db", url, "--timeout", "60", *args]
+        argv = ["watch", "--once", self.flag, url, "--timeout", "60", *args]
         saved = dict(os.environ)
         out, err = io.StringIO(), io.StringIO()
         try:
@@ -198,7 +201,7 @@ class Watch:
         self.log = self.tmp / "watch.log"
         handle = open(self.log, "w")  # noqa: SIM115 - the daemon writes it until stopped
         return subprocess.Popen(
-            [sys.executable, "-P", "-m", "planlineage", "watch", "--streampark-db", url, *args],
+            [sys.executable, "-P", "-m", "planlineage", "watch", self.flag, url, *args],
             stdout=handle, stderr=subprocess.STDOUT, env=self.env, cwd=self.tmp, text=True,
         )  # fmt: skip
 

@@ -112,8 +112,10 @@ class Console:
         deploy_mode: int = 2,
         lineage_enable: bool | None = None,
         dependency: str | None = None,
+        at: datetime | None = None,
     ) -> int:
-        """``FlinkApplicationManageServiceImpl.create``: state ADDED, and the SQL as a candidate."""
+        """``FlinkApplicationManageServiceImpl.create``: state ADDED, and the SQL as a candidate
+        (``at``: created then, for a history replay)."""
         app = next(_ids)
         values = {
             "id": app, "team_id": team, "job_type": job_type, self.deploy_column: deploy_mode, "app_type": 1,
@@ -123,30 +125,33 @@ class Console:
         if lineage_enable is not None:
             values["lineage_enable"] = lineage_enable
         self.insert("t_flink_app", values)
-        self.edit_sql(app, sql, dependency=dependency)
+        self.edit_sql(app, sql, dependency=dependency, at=at)
         return app
 
-    def edit_sql(self, app: int, sql: str, dependency: str | None = None) -> int:
+    def edit_sql(self, app: int, sql: str, dependency: str | None = None, at: datetime | None = None) -> int:
         """``FlinkSqlServiceImpl.create``: a new candidate version; the other rows' candidate cleared."""
         self.execute("UPDATE t_flink_sql SET candidate = 0 WHERE app_id = %s", (app,))
         version = int(self.execute("SELECT COUNT(*) FROM t_flink_sql WHERE app_id = %s", (app,))[0][0]) + 1
         self.insert(
             "t_flink_sql",
             {"app_id": app, "sql": encode(sql), "dependency": dependency, "version": version, "candidate": 1,
-             "create_time": datetime.now()},
+             "create_time": at or datetime.now()},
         )  # fmt: skip
         return self.new_id("t_flink_sql")
 
     def set_flag(self, app: int, enabled: bool) -> None:
         self.update("t_flink_app", app, {"lineage_enable": enabled})
 
-    def _log(self, app: int, option: int, success: bool, cluster: str | None = None) -> None:
+    def _log(
+        self, app: int, option: int, success: bool, cluster: str | None = None, at: datetime | None = None
+    ) -> None:
+        at = at or datetime.now()
         if self.generation == "2.1.x":
             values = {"app_id": app, "yarn_app_id": cluster, "job_manager_url": "http://jm:8081",
-                      "success": success, "option_time": datetime.now(), "option_name": option}  # fmt: skip
+                      "success": success, "option_time": at, "option_name": option}  # fmt: skip
         else:
             values = {"app_id": app, "job_type": 1, "cluster_id": cluster, "tracking_url": "http://jm:8081",
-                      "success": success, "create_time": datetime.now(), "option_name": option, "user_id": 100000}  # fmt: skip
+                      "success": success, "create_time": at, "option_name": option, "user_id": 100000}  # fmt: skip
         if not success:
             values["exception"] = "org.apache.flink.client.program.ProgramInvocationException: could not submit"
         self.insert(self.log_table, values)
@@ -164,37 +169,38 @@ class Console:
             )
             self.execute("UPDATE t_flink_sql SET candidate = 0 WHERE app_id = %s", (app,))
 
-    def submitted(self, app: int, job_id: str | None = None) -> str:
-        """``processForSuccess``: the job id and times, then the START row (success)."""
+    def submitted(self, app: int, job_id: str | None = None, at: datetime | None = None) -> str:
+        """``processForSuccess``: the job id and times, then the START row (success); ``at``:
+        when (a past start the history replay reads), else now."""
         job_id = job_id if job_id is not None else uuid.uuid4().hex
         self.update(
             "t_flink_app", app,
             {"job_id": job_id, "cluster_id": "application_1700000000000_0001", "job_manager_url": "http://jm:8081",
-             "start_time": datetime.now(), "end_time": None, "tracking": 1, "option_state": 0},
+             "start_time": at or datetime.now(), "end_time": None, "tracking": 1, "option_state": 0},
         )  # fmt: skip
-        self._log(app, START, True, "application_1700000000000_0001")
+        self._log(app, START, True, "application_1700000000000_0001", at)
         return job_id
 
-    def start(self, app: int, job_id: str | None = None) -> str:
+    def start(self, app: int, job_id: str | None = None, at: datetime | None = None) -> str:
         self.starting(app)
-        return self.submitted(app, job_id)
+        return self.submitted(app, job_id, at)
 
     def submit_failed(self, app: int) -> None:
         """``processForException``: FAILED and a START row with success 0."""
         self.update("t_flink_app", app, {"state": FAILED, "option_state": 0})
         self._log(app, START, False)
 
-    def set_state(self, app: int, state: int) -> None:
+    def set_state(self, app: int, state: int, at: datetime | None = None) -> None:
         """What ``FlinkAppHttpWatcher`` persists (``persistMetrics``): the state, an end time on an end."""
         values = {"state": state}
         if state in (FAILED, CANCELED, FINISHED):
-            values["end_time"] = datetime.now()
+            values["end_time"] = at or datetime.now()
         self.update("t_flink_app", app, values)
 
-    def cancel(self, app: int) -> None:
-        self.update("t_flink_app", app, {"state": CANCELLING, "option_state": 2, "option_time": datetime.now()})
-        self._log(app, CANCEL, True)
-        self.set_state(app, CANCELED)
+    def cancel(self, app: int, at: datetime | None = None) -> None:
+        self.update("t_flink_app", app, {"state": CANCELLING, "option_state": 2, "option_time": at or datetime.now()})
+        self._log(app, CANCEL, True, at=at)
+        self.set_state(app, CANCELED, at)
 
     def add_column_lineage_enable(self) -> None:
         for statement in add_lineage_enable(self.dialect):

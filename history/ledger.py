@@ -1,0 +1,88 @@
+"""Which past runs were sent, and the run id a past run gets: shared by the replay and the live
+watchers, so that no run is ever sent twice.
+
+``history_runs(run_key → run_id, app_id, started_at, how, recorded)``: one row per run a platform
+recorded that planlineage has reported, whoever reported it: the replay (``how = 'replay'``) or a
+live watcher that started or adopted the run (``how = 'watch'``).  A replay skips every key in it;
+a live watcher that meets a replayed run continues it instead of opening another.
+
+The run id of a past run is a UUIDv7 (time-ordered, as OpenLineage recommends) whose time bits are
+the run's start (milliseconds) and whose other bits come from SHA-256 of its ``run_key``: the same
+run always gets the same id, on any node, in any process.
+
+Standard library only (the watcher imports it on every poll).  The table is step 5 of the store's
+migrations (:mod:`planlineage.store.migrations`); :func:`_ensure` keeps an older store working.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from datetime import UTC, datetime
+
+from planlineage.clock import format_time, utc_now
+from planlineage.store.sqlite import Store
+
+TABLE = """CREATE TABLE IF NOT EXISTS history_runs (
+    run_key    TEXT PRIMARY KEY,
+    run_id     TEXT NOT NULL,
+    app_id     TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    how        TEXT NOT NULL,
+    recorded   TEXT NOT NULL
+)"""
+
+
+def run_id_for(run_key: str, started_at: datetime) -> str:
+    """The UUIDv7 of a past run: ``started_at``'s milliseconds, then bits of SHA-256(run_key)."""
+    if started_at.tzinfo is None:
+        started_at = started_at.replace(tzinfo=UTC)
+    millis = int(started_at.timestamp() * 1000) & ((1 << 48) - 1)
+    rand = int.from_bytes(hashlib.sha256(run_key.encode("utf-8")).digest()[:10], "big")
+    value = millis << 80
+    value |= 0x7 << 76  # version 7
+    value |= ((rand >> 62) & 0xFFF) << 64  # rand_a
+    value |= 0b10 << 62  # RFC 4122 variant
+    value |= rand & ((1 << 62) - 1)  # rand_b
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def _ensure(conn: sqlite3.Connection) -> None:
+    conn.execute(TABLE)
+
+
+def known(store: Store) -> dict[str, str]:
+    """Every recorded ``run_key`` with its run id."""
+
+    def read(conn: sqlite3.Connection) -> dict[str, str]:
+        _ensure(conn)
+        return {r["run_key"]: r["run_id"] for r in conn.execute("SELECT run_key, run_id FROM history_runs")}
+
+    return store.write(read)
+
+
+def lookup(store: Store, run_key: str) -> str | None:
+    """The run id recorded for ``run_key``, or None."""
+
+    def read(conn: sqlite3.Connection) -> str | None:
+        _ensure(conn)
+        row = conn.execute("SELECT run_id FROM history_runs WHERE run_key = ?", (run_key,)).fetchone()
+        return None if row is None else str(row["run_id"])
+
+    return store.write(read)
+
+
+def mark_in(conn: sqlite3.Connection, run_key: str, run_id: str, app_id: str, started_at: datetime, how: str) -> bool:
+    """Record ``run_key`` inside the caller's transaction; False when it was recorded already."""
+    _ensure(conn)
+    cursor = conn.execute(
+        "INSERT INTO history_runs (run_key, run_id, app_id, started_at, how, recorded) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (run_key) DO NOTHING",
+        (run_key, run_id, app_id, format_time(started_at), how, utc_now()),
+    )
+    return cursor.rowcount == 1
+
+
+def mark(store: Store, run_key: str, run_id: str, app_id: str, started_at: datetime, how: str) -> bool:
+    return store.write(lambda conn: mark_in(conn, run_key, run_id, app_id, started_at, how))

@@ -1,0 +1,351 @@
+"""The replay: past runs in, each run's START and end event out, with their original times.
+
+``replay(store, settings, runs)`` takes :class:`PastRun` records from any platform's reader
+(StreamPark's :mod:`planlineage.streampark.history`, Dinky's) and, oldest first:
+
+1. leaves out every run already reported (its ``run_key`` is in the ledger,
+   :mod:`planlineage.history.ledger`: replayed before, or started or adopted by a live watcher),
+   and a still-running run whose app a live watcher already follows with another run;
+2. takes at most ``lineage.history-max-runs`` of the rest (the oldest; the next invocation goes on
+   from there);
+3. compiles each distinct script once with the backfill engine: per Flink version one planner JVM
+   compiling ``lineage.history-threads`` scripts at once, fed by backfill threads
+   (:func:`planlineage.backfill.each_on_a_planner`; a running warm planner answers first);
+4. queues, at most ``lineage.history-rate`` runs per second, START at ``started_at`` then the end
+   event at ``ended_at`` (RUNNING at ``started_at`` while the run still runs), under the run id
+   :func:`~planlineage.history.ledger.run_id_for` derives from the run key, in the same
+   transaction as the run's ledger row: a second replay queues nothing.  A still-running run
+   becomes its app's current run in the lifecycle, so the live watcher reports its end;
+5. delivers through the outbox as it goes, then until nothing is pending or ``timeout``.
+
+A run whose script does not compile, or whose Flink version is not provided, is said and left
+out of the ledger (a later replay tries it again); nothing is sent for it.  Progress goes to
+``err``: a bar on a terminal, a line per quarter otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, TextIO
+
+from planlineage.clock import format_time, utc_now
+from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
+from planlineage.history import ledger
+from planlineage.history.records import PastRun
+
+if TYPE_CHECKING:
+    from planlineage.document import JobLineage
+    from planlineage.settings import Settings
+    from planlineage.store.sqlite import Store
+
+RATE_KEY = "lineage.history-rate"
+MAX_RUNS_KEY = "lineage.history-max-runs"
+THREADS_KEY = "lineage.history-threads"
+DEFAULT_RATE = 20.0
+DEFAULT_MAX_RUNS = 1000
+FLUSH_SECONDS = 15.0  # the longest delivery pass between runs (it ends once nothing is pending)
+_pause = time.sleep  # the rate limit's pause (a test counts them)
+
+
+@dataclass
+class Report:
+    replayed: int = 0  # runs whose events were queued now
+    events: int = 0
+    already: int = 0  # runs reported before (ledger) or followed by a live watcher
+    failed: int = 0  # runs left out: no lineage
+    left: int = 0  # runs over the cap, for the next invocation
+    compiled: int = 0  # distinct scripts compiled
+    pending: int = 0  # events still undelivered at the end
+    reasons: Counter = field(default_factory=Counter)
+
+    def lines(self) -> list[str]:
+        said = [
+            f"history: {self.replayed} run(s) replayed ({self.events} event(s) queued, {self.compiled} distinct "
+            f"script(s) compiled), {self.already} reported before, {self.failed} without lineage"
+        ]
+        if self.left:
+            said.append(f"history: {self.left} older run(s) over {MAX_RUNS_KEY}: run the replay again to send them")
+        for reason, count in self.reasons.most_common(5):
+            said.append(f"history: {count} run(s) not replayed: {reason}")
+        if self.pending:
+            said.append(f"history: {self.pending} event(s) not delivered yet: kept, delivered by the next flush")
+        return said
+
+
+def limits(settings: Settings) -> tuple[float, int, int]:
+    """``(runs per second, runs per invocation, compile threads)`` from the settings."""
+
+    def number(key: str, default: float) -> float:
+        try:
+            value = float(settings.get(key) or default)
+        except ValueError:
+            return default
+        return value if value > 0 else default
+
+    cores = os.cpu_count() or 1
+    return number(RATE_KEY, DEFAULT_RATE), int(number(MAX_RUNS_KEY, DEFAULT_MAX_RUNS)), int(number(THREADS_KEY, cores))
+
+
+def replay(
+    store: Store,
+    settings: Settings,
+    runs: Iterable[PastRun],
+    *,
+    say: Callable[[str], None],
+    err: TextIO = sys.stderr,
+    timeout: float = 300.0,
+) -> Report:
+    """Replay ``runs`` (see the module's text); what was done."""
+    rate, max_runs, threads = limits(settings)
+    report = Report()
+    done = ledger.known(store)
+    following = _open_runs(store)
+    todo: list[PastRun] = []
+    seen: set[str] = set()
+    for run in sorted(runs, key=lambda r: (r.started_at, r.run_key)):
+        if run.run_key in done or run.run_key in seen:
+            report.already += 1
+            continue
+        seen.add(run.run_key)
+        run_id = ledger.run_id_for(run.run_key, run.started_at)
+        if run.ended_at is None and following.get(run.app_id, run_id) != run_id:
+            report.already += 1  # the live watcher follows this app's current run already
+            continue
+        todo.append(run)
+    report.left = max(0, len(todo) - max_runs)
+    todo = todo[:max_runs]
+    if not todo:
+        return report
+    lineages = compile_all(todo, settings, threads, report, err)
+    _queue(store, settings, todo, lineages, rate, report, err)
+    report.pending = _deliver(store, settings, timeout)
+    return report
+
+
+def _open_runs(store: Store) -> dict[str, str]:
+    """App -> its current run id, for apps whose current run is still open."""
+
+    def read(conn) -> dict[str, str]:
+        rows = conn.execute("SELECT app_id, run_id, last_event FROM runs").fetchall()
+        return {r["app_id"]: r["run_id"] for r in rows if r["last_event"] not in TERMINAL_EVENT_TYPES}
+
+    return store.read(read, default={})
+
+
+def _script_key(run: PastRun) -> tuple:
+    return (run.flink_version, run.sql, run.jars)
+
+
+def compile_all(
+    todo: list[PastRun], settings: Settings, threads: int, report: Report, err: TextIO
+) -> dict[tuple, JobLineage | str]:
+    """Each distinct script once: its lineage, or why there is none."""
+    from planlineage.backfill import each_on_a_planner
+    from planlineage.lifecycle import runner
+    from planlineage.pipeline import extract
+    from planlineage.planner.provision import ensure, without_compiled_plan
+    from planlineage.planner.warm import Limits
+
+    scripts: dict[tuple, PastRun] = {}
+    for run in todo:
+        scripts.setdefault(_script_key(run), run)
+    report.compiled = len(scripts)
+    identity = runner._identity(settings)
+    limit = runner.script_max_bytes(settings)
+    results: dict[tuple, JobLineage | str] = {}
+    progress = Progress("compiled", len(scripts), err)
+    lock = threading.Lock()
+
+    def one(key: tuple, planner) -> None:
+        run = scripts[key]
+        try:
+            found: JobLineage | str = extract(
+                run.sql,
+                flink_version=run.flink_version,
+                jars=list(run.jars),
+                identity=identity,
+                planner=planner,
+                timeout=runner.job_timeout(),
+                columns=True,
+                max_bytes=limit,
+            )
+        except Exception as error:  # ExtractError / PlannerError / ProvisionError: said, never raised
+            found = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        with lock:
+            results[key] = found
+            progress.step()
+
+    versions: dict[str | None, list[tuple]] = {}
+    for key, run in scripts.items():
+        versions.setdefault(run.flink_version, []).append(key)
+    for version, keys in versions.items():
+        if without_compiled_plan(version):  # read from the SQL text: no planner
+            for key in keys:
+                one(key, None)
+            continue
+        try:
+            provisioned = ensure(version)
+        except Exception as error:
+            for key in keys:
+                with lock:
+                    results[key] = f"Flink {version or 'default'}: {error}"
+                    progress.step()
+            continue
+        each_on_a_planner(provisioned, keys, threads, Limits(job_timeout=runner.job_timeout()), one)
+    progress.end()
+    return results
+
+
+def _queue(
+    store: Store,
+    settings: Settings,
+    todo: list[PastRun],
+    lineages: dict[tuple, JobLineage | str],
+    rate: float,
+    report: Report,
+    err: TextIO,
+) -> None:
+    from planlineage.lifecycle import delivery, runner, runs
+    from planlineage.lifecycle.run_rows import RunRecord, build_events, load_event_models
+    from planlineage.lifecycle.sql_facet import cap_sql
+
+    load_event_models()
+    runs.close_replaced(store)  # transitions a watcher recorded go to the outbox before any run row is replaced
+    runs.materialize(store)
+    namespace = settings.job_namespace()
+    sql_limit = runner._sql_limit(settings)
+    began = time.monotonic()
+    last_flush = began
+    progress = Progress("sent", len(todo), err)
+    for number, run in enumerate(todo):
+        wait = began + number / rate - time.monotonic()
+        if wait > 0:
+            _pause(wait)  # the rate limit: never more than `rate` runs a second
+        progress.step()
+        lineage = lineages.get(_script_key(run))
+        if isinstance(lineage, str) or lineage is None:
+            report.failed += 1
+            report.reasons[lineage or "not compiled"] += 1
+            continue
+        if not runs._has_datasets(lineage):
+            report.failed += 1
+            report.reasons["the job writes no table planlineage can name"] += 1
+            continue
+        run_id = ledger.run_id_for(run.run_key, run.started_at)
+        sql, _ = cap_sql(runner._redacted_sql(run.sql), sql_limit)
+        record = RunRecord(run.app_id, run_id, run.job_name, namespace, lineage, sql, None, None, [], "", "")
+        start = format_time(run.started_at)
+        built = build_events(record, lineage, "START", start)
+        if run.ended_at is None:
+            built += build_events(record, lineage, "RUNNING", start)
+        else:
+            error = runs._scrub(run.error) if run.error and run.end_event == "FAIL" else None
+            built += build_events(record, lineage, run.end_event or "ABORT", format_time(run.ended_at), error)
+        queued = store.write(
+            partial(_write, run=run, run_id=run_id, built=built, lineage=lineage, sql=sql, namespace=namespace)
+        )
+        if queued:
+            report.replayed += 1
+            report.events += queued
+        else:
+            report.already += 1
+        if time.monotonic() - last_flush >= 1.0:  # deliver as it goes: the outbox never grows large
+            # A pass ends as soon as nothing is pending; its deadline also cuts each request's
+            # timeout, and a request cut short while the server was still taking it is sent again:
+            # a short deadline on a loaded machine would deliver such events twice.
+            delivery.flush(store, settings, deadline_seconds=FLUSH_SECONDS)
+            last_flush = time.monotonic()
+    progress.end()
+
+
+def _write(conn, run: PastRun, run_id: str, built: list, lineage: JobLineage, sql: str, namespace: str) -> int:
+    """One run's ledger row, its events and (still running) its row in ``runs``, in one
+    transaction; how many events (0: reported already, by another replay or a watcher)."""
+    from planlineage.lifecycle.run_rows import queue_events
+
+    current = conn.execute("SELECT run_id, last_event, pending FROM runs WHERE app_id = ?", (run.app_id,)).fetchone()
+    still_open = current is not None and (
+        current["last_event"] not in TERMINAL_EVENT_TYPES or current["pending"] != "[]"
+    )
+    if run.ended_at is None and still_open and current["run_id"] != run_id:
+        return 0  # a live watcher opened a run for this app meanwhile (or has events of it to queue)
+    if not ledger.mark_in(conn, run.run_key, run_id, run.app_id, run.started_at, "replay"):
+        return 0
+    count = queue_events(conn, run_id, built)
+    if run.ended_at is None and (current is None or not still_open):
+        # The app's current run: the live watcher reports its next states on it.
+        now = utc_now()
+        conn.execute(
+            "INSERT INTO runs (app_id, run_id, job_name, namespace, lineage, sql, platform_state, last_event, "
+            "pending, created, updated) VALUES (?, ?, ?, ?, ?, ?, 'RUNNING', 'RUNNING', '[]', ?, ?) "
+            "ON CONFLICT (app_id) DO UPDATE SET run_id = excluded.run_id, job_name = excluded.job_name, "
+            "namespace = excluded.namespace, lineage = excluded.lineage, sql = excluded.sql, "
+            "platform_state = 'RUNNING', last_event = 'RUNNING', pending = '[]', created = excluded.created, "
+            "updated = excluded.updated",
+            (
+                run.app_id,
+                run_id,
+                run.job_name,
+                namespace,
+                json.dumps(lineage.to_json_dict(), sort_keys=True),
+                sql,
+                format_time(run.started_at),
+                now,
+            ),
+        )
+    return count
+
+
+def _deliver(store: Store, settings: Settings, timeout: float) -> int:
+    """Deliver until nothing is pending or ``timeout``; the events left."""
+    from planlineage.emitter import outbox
+    from planlineage.lifecycle import delivery
+
+    end = time.monotonic() + timeout
+    while True:
+        left = end - time.monotonic()
+        report = delivery.flush(store, settings, deadline_seconds=max(FLUSH_SECONDS, min(60.0, left)))
+        pending = outbox.count_pending(store)
+        if pending == 0 or time.monotonic() >= end or (report is not None and report.stopped):
+            return pending
+
+
+class Progress:
+    """``[done/total] what``: a bar redrawn on a terminal, a line at each quarter otherwise."""
+
+    WIDTH = 30
+
+    def __init__(self, what: str, total: int, err: TextIO):
+        self.what, self.total, self.err = what, total, err
+        self.done = 0
+        self.started = time.monotonic()
+        self.tty = bool(getattr(err, "isatty", lambda: False)())
+        self.quarter = 0
+
+    def step(self) -> None:
+        self.done += 1
+        if self.tty:
+            filled = self.WIDTH * self.done // max(1, self.total)
+            rate = self.done / max(time.monotonic() - self.started, 1e-6)
+            self.err.write(
+                f"\rhistory: [{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.total} "
+                f"{self.what} ({rate:.1f}/s)"
+            )
+            self.err.flush()
+        elif self.total and self.done * 4 // self.total > self.quarter:
+            self.quarter = self.done * 4 // self.total
+            self.err.write(f"planlineage watch: history: {self.done}/{self.total} {self.what}\n")
+            self.err.flush()
+
+    def end(self) -> None:
+        if self.tty and self.total:
+            self.err.write("\n")
+            self.err.flush()
