@@ -92,3 +92,28 @@ def shared_run(
     if derives_run_id(conf) and flink_job_id and start_time_millis:
         run_id = listener_run_id(flink_job_id, start_time_millis)
     return SharedRun(namespace, name, run_id)
+
+
+def submission_job(
+    script_text: str | None, values: Mapping[str, tuple[str | None, str]], flink_version: str | None, job_name: str
+) -> tuple[str, str] | None:
+    """The (job namespace, job name) a submitted Flink job is recorded under when planlineage
+    coexists with the listener, or None (``own``: planlineage's namespace and the platform's name).
+
+    The job's configuration is what planlineage sees of it: the script's ``SET`` statements, and
+    the listener entries ``flink-conf`` adds to the cluster's configuration (``lineage.flink-listener``
+    on, Flink 2.0 or later). ``values``: the settings (:meth:`Settings.list`).
+    """
+    from planlineage.listener_conf import flink_entries
+    from planlineage.planner import script
+
+    conf: dict[str, str] = {}
+    for statement in script.split(script_text or ""):
+        if statement.kind is script.Kind.SET and statement.set_pair:
+            conf[statement.set_pair[0]] = statement.set_pair[1]
+    injected = dict(flink_entries(values, flink_version, conf, lambda _: None))
+    conf = {**injected, **conf}  # a key the job sets itself is never changed by flink-conf
+    if mode(values.get("lineage.flink-runs", (None, ""))[0], conf) != "coexist":
+        return None
+    run = shared_run(conf, job_name)
+    return run.job_namespace, run.job_name

@@ -84,3 +84,48 @@ def test_the_run_id_is_shared_only_where_the_listener_derives_it():
         assert coexist.shared_run({key: "TRUE"}, "j", job_id, start).run_id == expected
         assert coexist.shared_run({key: "false"}, "j", job_id, start).run_id is None
     assert coexist.shared_run({coexist.DETACHED_KEYS[0]: "true"}, "j").run_id is None  # job not known yet
+
+
+SCRIPT = """SET 'pipeline.name' = 'orders-archive';
+SET 'openlineage.job.namespace' = 'prod-flink';
+SET 'execution.job-status-changed-listeners' = '{listeners}';
+CREATE TABLE src (id INT) WITH ('connector' = 'datagen');
+CREATE TABLE dst (id INT) WITH ('connector' = 'blackhole');
+INSERT INTO dst SELECT id FROM src;
+"""
+
+
+def _submitted(store, monkeypatch, sql: str, **settings_env) -> tuple[dict, object]:
+    from planlineage.lifecycle import runner, runs
+    from planlineage.settings import Settings
+
+    queued = []
+    monkeypatch.setattr(runner, "start", lambda _store, job: queued.append(job))  # no compile service here
+    environ = {"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9"}
+    environ.update({f"PLANLINEAGE_LINEAGE_{k.upper()}": v for k, v in settings_env.items()})
+    settings = Settings(store, environ=environ)
+    run_id = runner.submit_job(store, settings, app_id="app-1", job_name="streampark-7", sql=sql, flink_version="2.2")
+    assert run_id
+    return queued[0], runs.current_run(store, "app-1")
+
+
+def test_a_submitted_job_with_the_listener_is_recorded_under_the_listeners_job(store, monkeypatch):
+    job, run = _submitted(store, monkeypatch, SCRIPT.format(listeners=LISTENER))
+    assert (run.namespace, run.job_name) == ("prod-flink", "orders-archive")
+    assert (job["job_namespace"], job["job_name"]) == ("prod-flink", "orders-archive")  # kept for a spooled replay
+
+
+def test_own_and_a_job_without_the_listener_keep_planlineages_job(store, monkeypatch):
+    _, run = _submitted(store, monkeypatch, SCRIPT.format(listeners=LISTENER), flink_runs="own")
+    assert (run.namespace, run.job_name) == ("planlineage", "streampark-7")
+    _, run = _submitted(store, monkeypatch, SCRIPT.format(listeners="com.example.Other"))
+    assert (run.namespace, run.job_name) == ("planlineage", "streampark-7")
+
+
+def test_the_listener_flink_conf_adds_makes_the_job_coexist(store, monkeypatch):
+    # lineage.flink-listener on: `flink-conf` adds the listener with planlineage's namespace
+    sql = "SET 'pipeline.name' = 'orders-archive';\nINSERT INTO dst SELECT 1;\n"
+    _, run = _submitted(store, monkeypatch, sql, flink_listener="true", namespace="prod")
+    assert (run.namespace, run.job_name) == ("prod", "orders-archive")
+    _, run = _submitted(store, monkeypatch, sql, flink_listener="false", namespace="prod")
+    assert (run.namespace, run.job_name) == ("prod", "streampark-7")
