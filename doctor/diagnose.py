@@ -58,11 +58,12 @@ def diagnose(
     `on_event` is called with every event read, in order."""
     inputs = _Inputs()
     seen: dict[tuple[str, str], DatasetSeen] = {}
+    fallback: dict[str, DatasetSeen] = {}  # Flink's fallback lineage datasets (empty namespace), by name
     lists: dict[tuple[str, ...], None] = {}  # distinct bootstrap lists, in the order seen
     count = 0
     for event in _events(event_files, state, inputs):
         count += 1
-        add_to_inventory(seen, event)
+        add_to_inventory(seen, event, fallback)
         for entries in bootstrap_lists(sql_of([event])):
             lists.setdefault(tuple(entries), None)
         if on_event is not None:
@@ -79,4 +80,4 @@ def diagnose(
         except ConfigError as error:
             raise UnreadableInput(str(error)) from None
     clusters = KafkaClusters([list(entries) for entries in lists])
-    return Report(find_splits(seen, clusters, resolvers), seen, count, inputs.sources)
+    return Report(find_splits(seen, clusters, resolvers, fallback), seen, count, inputs.sources)

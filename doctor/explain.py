@@ -210,14 +210,58 @@ def _resolver_fix(members: list[DatasetSeen], resolvers: Sequence[NamespaceResol
     )
 
 
+def _against_spec(members: list[DatasetSeen], labels: list[str]) -> tuple[list[str], list[str], list[DatasetSeen]]:
+    """Reasons and fixes of a split where a producer contradicts the OpenLineage naming spec
+    (decided from the producer's source in tests/conformance/decisions.toml: the spec is kept), and
+    the members that producer named so."""
+    reasons: list[str] = []
+    fixes: list[str] = []
+    odd: list[DatasetSeen] = []
+    if "flink fallback" in labels:
+        fallback = [m for m in members if not m.namespace]
+        named = [m for m in members if m.namespace]
+        odd += fallback
+        tables = ", ".join(f"`{m.name}`" for m in fallback)
+        where = " and ".join(f"`{m.namespace}` `{m.name}`" for m in named)
+        reasons.append(
+            f"{'/'.join(sorted({k for m in fallback for k in _kinds(m)}))} names the Flink table {tables} by Flink's "
+            "fallback lineage dataset (an empty namespace and the catalog name): no identifier visitor of "
+            "openlineage-flink's listener (1.53.0) knows the table's connector (it knows kafka, upsert-kafka, jdbc "
+            "and Kinesis), so that node names no storage; the OpenLineage naming spec names the storage, "
+            f"as {where} does, with the Flink table as its TABLE symlink"
+        )
+        fixes.append(
+            f"keep {where}: it is the node other producers (Spark, files) merge with; the listener's node "
+            f"{tables} merges with nothing and no setting of the listener changes it: ignore it, or turn the "
+            "listener off for such jobs (`planlineage settings set lineage.flink-listener false` before "
+            "`flink-conf`) and let planlineage report them; with both on, `lineage.flink-runs` `coexist` "
+            "keeps both producers' events on one job and run"
+        )
+    if "topic list" in labels:
+        listed = [m for m in members if m.namespace.startswith("kafka://") and ";" in m.name]
+        odd += listed
+        for m in listed:
+            topics = " and ".join(f"`{t.strip()}`" for t in m.name.split(";"))
+            reasons.append(
+                f"{_side(m)}: one topic named `{m.name}`, which does not exist; Flink's Kafka connector reads the "
+                f"topics {topics} (its `topic` option is a list separated by `;`), and openlineage-flink's "
+                "listener (1.53.0) splits that option on `,` only"
+            )
+        fixes.append(
+            "keep the per-topic datasets (the OpenLineage naming spec: one dataset per topic); for the listener "
+            "to name them too, declare one Flink table per topic instead of a `topic` list"
+        )
+    return reasons, fixes, odd
+
+
 def explain(
     members: list[DatasetSeen],
     labels: list[str],
     clusters: KafkaClusters,
     resolvers: Sequence[NamespaceResolver] = (),
 ) -> tuple[str, str]:
-    reasons: list[str] = []
-    fixes: list[str] = []
+    reasons, fixes, odd = _against_spec(members, labels)
+    members = [m for m in members if m not in odd] or members
     target = _target(members)
     deviating = [m for m in members if m.key != target]
     if "kafka cluster" in labels:

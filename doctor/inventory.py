@@ -22,8 +22,13 @@ class DatasetSeen:
         return (self.namespace, self.name)
 
 
-def add_to_inventory(seen: dict[tuple[str, str], DatasetSeen], event: dict) -> None:
-    """The datasets of one event added to `seen` (the event itself is not kept)."""
+def add_to_inventory(
+    seen: dict[tuple[str, str], DatasetSeen], event: dict, fallback: dict[str, DatasetSeen] | None = None
+) -> None:
+    """The datasets of one event added to `seen` (the event itself is not kept). A dataset with an
+    empty namespace names no storage and is left out; one named like a Flink table
+    (`catalog.database.table`, Flink's fallback lineage dataset, which openlineage-flink's listener
+    reports for a connector it has no identifier for) goes to `fallback`, by name."""
     producer = str(event.get("producer") or "(no producer)")
     job = event.get("job") or {}
     job_name = str(job.get("name") or "")
@@ -34,9 +39,14 @@ def add_to_inventory(seen: dict[tuple[str, str], DatasetSeen], event: dict) -> N
         if not isinstance(dataset, dict):
             continue
         namespace, name = dataset.get("namespace"), dataset.get("name")
-        if not isinstance(namespace, str) or not isinstance(name, str) or not namespace or not name:
+        if not isinstance(namespace, str) or not isinstance(name, str) or not name:
             continue
-        entry = seen.setdefault((namespace, name), DatasetSeen(namespace, name))
+        if not namespace:
+            if fallback is None or len(name.split(".")) != 3 or not all(name.split(".")):
+                continue
+            entry = fallback.setdefault(name, DatasetSeen(namespace, name))
+        else:
+            entry = seen.setdefault((namespace, name), DatasetSeen(namespace, name))
         entry.producers.add(producer)
         if job_name:
             entry.jobs.add(job_name)

@@ -112,10 +112,14 @@ def find_splits(
     seen: dict[tuple[str, str], DatasetSeen],
     clusters: KafkaClusters | None = None,
     resolvers: Sequence[NamespaceResolver] = (),
+    fallback: dict[str, DatasetSeen] | None = None,
 ) -> list[Split]:
+    """`fallback`: Flink's fallback lineage datasets (empty namespace, `catalog.database.table`) by
+    name, joined to the dataset whose TABLE symlink names that Flink table."""
     steps = Steps(clusters or KafkaClusters([]), tuple(resolvers))
     keys = {k: steps.key(*k) for k in seen}
-    find, union = _union_find(seen)
+    fallback = fallback or {}
+    find, union = _union_find([*seen, *(d.key for d in fallback.values())])
     by_key: dict[tuple[str, str], tuple[str, str]] = {}
     for address, key in keys.items():
         if key in by_key:
@@ -132,21 +136,67 @@ def find_splits(
             if target is not None and find(target) != find(dataset.key):
                 union(target, dataset.key)
                 linked.update({target, dataset.key})
+    against_spec = _producer_against_spec(seen, fallback, by_key, steps)
+    for a, b, _ in against_spec:
+        union(a, b)
     groups: dict[tuple[str, str], list[DatasetSeen]] = {}
-    for dataset in seen.values():
+    for dataset in [*seen.values(), *fallback.values()]:
         groups.setdefault(find(dataset.key), []).append(dataset)
     splits = []
     for members in groups.values():
         if len(members) < 2:
             continue
         members.sort(key=lambda d: (d.namespace, d.name))
-        labels = _joining_steps(members, steps)
+        labels = _joining_steps([m for m in members if m.namespace], steps)
         if any(m.key in linked for m in members):
             labels.append("symlink")
+        keys_here = {m.key for m in members}
+        labels += sorted({label for a, _, label in against_spec if a in keys_here})
         reason, fix = explain(members, labels, steps.clusters, steps.resolvers)
         splits.append(Split(members, reason, fix))
     splits.sort(key=lambda s: (s.datasets[0].namespace, s.datasets[0].name))
     return splits
+
+
+def _producer_against_spec(
+    seen: dict[tuple[str, str], DatasetSeen],
+    fallback: dict[str, DatasetSeen],
+    by_key: dict[tuple[str, str], tuple[str, str]],
+    steps: Steps,
+) -> list[tuple[tuple[str, str], tuple[str, str], str]]:
+    """Pairs of datasets that name one table where a producer contradicts the OpenLineage naming
+    spec (measured by the conformance suite, tests/conformance/decisions.toml), with the label:
+
+    * `flink fallback` — openlineage-flink's listener names a table of a connector none of its
+      identifier visitors knows (filesystem, datagen, print, ...) by Flink's fallback lineage
+      dataset: an empty namespace and `catalog.database.table`; planlineage names the storage
+      (a file: `file` and its path) and keeps that Flink table as the dataset's TABLE symlink.
+    * `topic list` — openlineage-flink's listener splits a Kafka table's `topic` option on `,`
+      only, so the topics `east;west` (Flink's list separator) become one dataset `east;west`;
+      every other producer names each topic.
+    """
+    pairs = []
+    by_table: dict[str, list[tuple[str, str]]] = {}
+    for dataset in seen.values():
+        for _, name, link_type in dataset.symlinks:
+            if link_type.upper() == "TABLE":
+                by_table.setdefault(name, []).append(dataset.key)
+    for name, dataset in fallback.items():
+        # `default_catalog.default_database.t` names every session's `t`: joined only to the one
+        # dataset that table is, or, where several jobs have such a table, to the one of its job
+        targets = by_table.get(name, [])
+        if len(targets) > 1:
+            targets = [t for t in targets if seen[t].jobs & dataset.jobs]
+        if len(targets) == 1:
+            pairs.append((dataset.key, targets[0], "flink fallback"))
+    for namespace, name in seen:
+        if not namespace.startswith("kafka://") or ";" not in name:
+            continue
+        for topic in name.split(";"):
+            target = by_key.get(steps.key(namespace, topic.strip()))
+            if target is not None:
+                pairs.append(((namespace, name), target, "topic list"))
+    return pairs
 
 
 def _catalog_table(name: str) -> str | None:

@@ -31,3 +31,37 @@ def child_run_id(parent_run_id: str, sink_table: str) -> str:
     import uuid
 
     return str(uuid.uuid5(uuid.UUID(parent_run_id), sink_table))
+
+
+def listener_run_id(flink_job_id: str, start_time_millis: int) -> str:
+    """The run id openlineage-flink's listener gives a Flink 2.x job when it derives it from the
+    job (``openlineage.flink.enableDetachedJobTracking``): ``UUIDUtils.generateStaticUUID`` of the
+    job's start time (Flink's REST ``start-time``, milliseconds) and its JobID, as
+    ``OpenLineageContext.setRunUuidFromFlinkJobId`` calls it (openlineage-flink 1.53.0).
+
+    A UUIDv7 whose 48-bit time is the start time; the rest is a SHA-1 of the start time written as
+    Java's ``Instant.toString()`` followed by the JobID's 32 lower-case hex digits (UTF-8).
+    """
+    import hashlib
+
+    job = flink_job_id.strip().lower()
+    if len(job) != 32 or any(c not in "0123456789abcdef" for c in job):
+        raise ValueError(f"a Flink JobID is 32 hex digits, not {flink_job_id!r}")
+    if start_time_millis <= 0:
+        raise ValueError(f"a job start time is milliseconds since the epoch, not {start_time_millis!r}")
+    digest = hashlib.sha1(_java_instant(start_time_millis).encode("utf-8") + job.encode("utf-8")).digest()
+    high, low = int.from_bytes(digest[:8], "big"), int.from_bytes(digest[8:16], "big")
+    msb = ((start_time_millis << 16) | (high & 0x0FFF) | 0x7000) & ((1 << 64) - 1)
+    lsb = (low & 0x3FFFFFFFFFFFFFFF) | 0x8000000000000000
+    text = f"{msb:016x}{lsb:016x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def _java_instant(millis: int) -> str:
+    """``java.time.Instant.ofEpochMilli(millis).toString()``: ISO-8601 in UTC, seconds always,
+    the fraction only when not zero (three digits from milliseconds)."""
+    from datetime import UTC, datetime, timedelta
+
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=millis)
+    fraction = f".{millis % 1000:03d}" if millis % 1000 else ""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"

@@ -20,6 +20,7 @@ class CompileJob(TypedDict, total=False):
     app_id: str
     run_id: str
     job_name: str
+    job_namespace: str  # the job's namespace when not lineage.namespace (coexisting with openlineage-flink)
     sql: str | None  # the raw script; redacted only where it is stored in a run or an event
     error: str | None  # a reason not to compile: the run is then dropped with it
     engine: str  # "flink" or "spark"

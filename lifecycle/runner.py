@@ -95,6 +95,10 @@ def submit_job(
         jars=jars or [],
         spark_version=spark_version,
     )
+    if engine == "flink" and sql and not error:
+        coexisting = _coexisting_job(settings, sql, flink_version, job_name)
+        if coexisting is not None:  # the job openlineage-flink's listener reports it under
+            job["job_namespace"], job["job_name"] = coexisting
     shared = getattr(store, "shared", False)
     when = runs.utc_now()
     try:
@@ -102,7 +106,8 @@ def submit_job(
             raise store_away
         if spool.waiting(store):
             runs.replay_spooled(store)  # what the store missed goes first (order per application)
-        if runs.submit_pending(store, app_id, job_name, settings, job["run_id"], when) is None:
+        namespace = job.get("job_namespace")
+        if runs.submit_pending(store, app_id, job["job_name"], settings, job["run_id"], when, namespace) is None:
             return None
         start(store, job)
     except StoreError as away:
@@ -122,6 +127,23 @@ def submit_job(
             "application is reported"
         ) from None
     return job["run_id"]
+
+
+def _coexisting_job(settings, sql: str, flink_version: str | None, job_name: str) -> tuple[str, str] | None:
+    """(namespace, name) of the listener's job when planlineage coexists with it (fail-open: None).
+    Nothing more is loaded for a job that cannot name the listener (the script does not, and
+    ``flink-conf`` does not add it), so a usual submission costs what it did."""
+    try:
+        chosen = (settings.get("lineage.flink-runs") or "auto").strip().lower()
+        injects = (settings.get("lineage.flink-listener") or "").strip().lower() in ("1", "true", "yes", "on")
+        if chosen == "own" or (chosen == "auto" and not injects and "OpenLineageJobStatusChangedListener" not in sql):
+            return None
+        from planlineage.listener_conf import coexist
+
+        return coexist.submission_job(sql, settings.list(), flink_version, job_name)
+    except Exception as problem:  # a lineage gap never fails a submission: planlineage's own job
+        log.warning("planlineage: the OpenLineage listener's job of %s is not known (%s)", job_name, problem)
+        return None
 
 
 def spool_submission(store: Store, job: CompileJob, when: str) -> None:

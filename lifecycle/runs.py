@@ -90,10 +90,11 @@ def _submit(
     run_id: str | None,
     when: str | None = None,
     replay: bool = False,
+    namespace: str | None = None,
 ) -> str | None:
     if not settings.configured():
         return None  # nothing until configured: no event, no file, no database
-    namespace = settings.job_namespace()
+    namespace = namespace or settings.job_namespace()
     run_id = run_id or new_run_id()
     now = when or utc_now()
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True) if lineage else None
@@ -187,11 +188,18 @@ def record_pending_submission(
 
 
 def submit_pending(
-    store: Store, app_id: str, job_name: str, settings: Settings, run_id: str, when: str | None = None
+    store: Store,
+    app_id: str,
+    job_name: str,
+    settings: Settings,
+    run_id: str,
+    when: str | None = None,
+    namespace: str | None = None,
 ) -> str | None:
     """:func:`record_pending_submission` for a caller that handles a :class:`StoreError` itself
-    (``submit`` spools the submission when the shared store cannot be reached)."""
-    return _submit(store, app_id, job_name, None, None, settings, run_id, when)
+    (``submit`` spools the submission when the shared store cannot be reached); ``namespace``: the
+    job's, when not ``lineage.namespace`` (coexisting with openlineage-flink's listener)."""
+    return _submit(store, app_id, job_name, None, None, settings, run_id, when, namespace=namespace)
 
 
 @fail_open("closing of replaced runs", fallback=0)
@@ -364,7 +372,18 @@ def _replay_submission(store: Store, job: dict[str, Any], when: str) -> None:
     from planlineage.settings import Settings
 
     settings = Settings(store)
-    recorded = _submit(store, job["app_id"], job["job_name"], None, None, settings, job["run_id"], when, replay=True)
+    recorded = _submit(
+        store,
+        job["app_id"],
+        job["job_name"],
+        None,
+        None,
+        settings,
+        job["run_id"],
+        when,
+        replay=True,
+        namespace=job.get("job_namespace"),
+    )
     if recorded is None:
         return  # lineage is off now, or a later submission replaced it
     waiting = store.read(

@@ -35,6 +35,13 @@ SETTINGS: dict[str, Setting] = {
         Setting("lineage.token", None, "bearer token sent to the lineage server", secret=True),
         Setting("lineage.namespace", "planlineage", "OpenLineage job namespace"),
         Setting("lineage.flink-listener", "false", "inject the OpenLineage Flink listener", boolean=True),
+        Setting(
+            "lineage.flink-runs",
+            "auto",
+            "a Flink 2.x job's run: coexist (the OpenLineage listener's job and run id), own, or auto "
+            "(coexist when the job's configuration names the listener)",
+            choices=("auto", "coexist", "own"),
+        ),
         Setting("lineage.profile", None, "naming profile"),
         Setting("lineage.metalake", None, "Gravitino metalake (job namespace when none is set)"),
         Setting("lineage.rules", None, "path of a naming rules file"),

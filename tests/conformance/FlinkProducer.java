@@ -1,4 +1,8 @@
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -6,7 +10,10 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
@@ -24,7 +31,8 @@ import org.apache.flink.table.api.TableResult;
  * is executed and a statement that starts a job is waited for until the job has finished (the
  * sources are bounded). One line per case on stdout: {@code CASE}, a tab, the case's folder, a tab,
  * and the error that stopped it, on one line (empty when it ran through); a print sink's rows are
- * on stdout too.
+ * on stdout too. A case whose configuration sets {@code rest.port} also gets one line per job:
+ * {@code JOB}, the folder, the Flink JobID (hex) and the job's start time from the REST API (ms).
  */
 public final class FlinkProducer {
     private FlinkProducer() {}
@@ -57,9 +65,26 @@ public final class FlinkProducer {
         for (Path statement : statements(folder.resolve("statements"))) {
             TableResult result = env.executeSql(Files.readString(statement, StandardCharsets.UTF_8));
             if (result.getJobClient().isPresent()) {
+                String restPort = properties.getProperty("rest.port");
+                if (restPort != null) { // what a platform knows of the job: its id, and its start time from the REST API
+                    JobID job = result.getJobClient().get().getJobID();
+                    System.out.println("JOB\t" + folder + "\t" + job.toHexString() + "\t" + startTime(restPort, job));
+                }
                 result.await(); // bounded sources: the job finishes; its failure is the case's error
             }
         }
+    }
+
+    /** The job's {@code start-time} (ms) as the cluster's REST API reports it, as the listener reads it. */
+    private static long startTime(String restPort, JobID job) throws Exception {
+        HttpClient client = HttpClient.newHttpClient();
+        URI uri = URI.create("http://127.0.0.1:" + restPort + "/jobs/" + job);
+        String body = client.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+        Matcher start = Pattern.compile("\"start-time\"\\s*:\\s*(\\d+)").matcher(body);
+        if (!start.find()) {
+            throw new IllegalStateException("no start-time in " + uri + ": " + body);
+        }
+        return Long.parseLong(start.group(1));
     }
 
     private static List<Path> statements(Path folder) throws IOException {

@@ -95,7 +95,7 @@ def _runner_classes(classpath: list[str], folder: Path) -> Path:
     return folder
 
 
-def _write_case(folder: Path, name: str, text: str) -> Path:
+def _write_case(folder: Path, name: str, text: str) -> tuple[Path, dict[str, str]]:
     from planlineage.planner import script
 
     statements = folder / "statements"
@@ -108,12 +108,12 @@ def _write_case(folder: Path, name: str, text: str) -> Path:
             continue
         (statements / f"{number:04d}.sql").write_text(statement.sql, encoding="utf-8")
     conf = {
-        **settings,
+        "openlineage.job.namespace": "conformance",
+        "pipeline.name": name,
+        **settings,  # a case may name its job itself
         "execution.job-status-changed-listeners": LISTENER_FACTORY,
         "openlineage.transport.type": "file",
         "openlineage.transport.location": str(folder / "events.jsonl"),
-        "openlineage.job.namespace": "conformance",
-        "pipeline.name": name,
         "rest.bind-address": "127.0.0.1",
         "rest.address": "127.0.0.1",
         "parallelism.default": "1",
@@ -121,7 +121,7 @@ def _write_case(folder: Path, name: str, text: str) -> Path:
     # java.util.Properties: '\', ':' and '=' in a value are escaped
     escaped = {k: v.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=") for k, v in conf.items()}
     (folder / "conf.properties").write_text("".join(f"{k}={v}\n" for k, v in escaped.items()), encoding="utf-8")
-    return folder
+    return folder, conf
 
 
 @dataclass
@@ -132,6 +132,7 @@ class Measured:
     splits: Counter  # connector -> tables the listener named by catalog name only
     ours: Lineage  # planlineage with its stand-ins
     with_jars: Lineage | None  # planlineage with --jar the real connectors (cases that need them)
+    shared: dict | None = None  # a case that gave the job's id: both producers' (type, job, run) per event
 
 
 def set_aside_catalog_names(producer: Lineage, document: dict) -> tuple[Lineage, Counter]:
@@ -159,6 +160,44 @@ def set_aside_catalog_names(producer: Lineage, document: dict) -> tuple[Lineage,
     return result, splits
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _shared_runs(case: dict, document: dict, jobs: list, extract, planner) -> dict:
+    """The (event type, job namespace, job name, run id) of the listener's events of the case and of
+    planlineage's, which coexists (lineage.flink-runs auto: the job's configuration names the
+    listener) and reports the job under the listener's job and run, from the JobID and start time."""
+    import json
+
+    from planlineage.emitter.events import build_events, to_dict
+    from planlineage.listener_conf import coexist
+
+    assert len(jobs) == 1, f"a coexistence case runs one job, not {len(jobs)}"
+    job_id, start = jobs[0]
+    assert coexist.mode(None, case["conf"]) == "coexist"
+    run = coexist.shared_run(case["conf"], case["name"], job_id, start)
+    lineage = extract(case["text"], planner=planner, columns=True)
+    ours = [
+        to_dict(event)
+        for event_type in ("START", "COMPLETE")
+        for event in build_events(
+            lineage, job_name=run.job_name, job_namespace=run.job_namespace, run_id=run.run_id, event_type=event_type
+        )
+    ]
+    events = case["folder"] / "events.jsonl"
+    theirs = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def key(event):
+        return (event["eventType"], event["job"]["namespace"], event["job"]["name"], event["run"]["runId"])
+
+    return {"listener": [key(e) for e in theirs], "planlineage": [key(e) for e in ours], "events": ours}
+
+
 @pytest.fixture(scope="module")
 def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
     """Each case run by the producer and read by planlineage, with stand-ins and with jars."""
@@ -183,15 +222,16 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
         "pg_user": databases.SUPERUSER,
         "pg_password": databases.PASSWORD,
         "kafka": kafka.bootstrap,
+        "rest_port": _free_port(),  # a case that sets rest.port: the listener asks that REST API
     }
     cases = []
     for path in CASES:
         root = tmp_path_factory.mktemp(path.stem)
         raw = path.read_text(encoding="utf-8")
         text = raw.format(root=root, **values)
-        folder = _write_case(root / "case", path.stem, text)
+        folder, conf = _write_case(root / "case", path.stem, text)
         jars = [jar for need in sorted(needs(raw)) for jar in connector_jars[need]]
-        cases.append({"name": path.stem, "text": text, "folder": folder, "root": str(root), "jars": jars})
+        cases.append({"name": path.stem, "text": text, "folder": folder, "root": str(root), "jars": jars, "conf": conf})
     done = subprocess.run(
         [
             "nice",
@@ -209,6 +249,11 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     errors = dict(line.split("\t")[1:3] for line in done.stdout.splitlines() if line.startswith("CASE\t"))
+    started = {}  # case folder -> (Flink JobID, start time in ms) of its jobs, where the case asked
+    for line in done.stdout.splitlines():
+        if line.startswith("JOB\t"):
+            folder, job_id, start = line.split("\t")[1:4]
+            started.setdefault(folder, []).append((job_id, int(start)))
     results = {}
     with Planner(provisioned) as planner:
         for case in cases:
@@ -223,7 +268,10 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
                 )
             compared, splits = set_aside_catalog_names(producer, document)
             error = errors.get(str(case["folder"])) or None
-            results[case["name"]] = Measured(compare(compared, ours), error, producer, splits, ours, with_jars)
+            shared = None
+            if str(case["folder"]) in started:
+                shared = _shared_runs(case, document, started[str(case["folder"])], extract, planner)
+            results[case["name"]] = Measured(compare(compared, ours), error, producer, splits, ours, with_jars, shared)
             PORTABLE.by_case[case["name"]] = {
                 case["root"]: "{root}",
                 f"127.0.0.1:{postgres.port}": "127.0.0.1:{port}",
@@ -313,3 +361,25 @@ def test_the_documented_table_is_this_run(measured, tmp_path):
     target.write_text(table, encoding="utf-8")
     documented = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
     assert table in documented, f"docs/conformance.md does not show this run's table (written to {target})"
+
+
+def test_planlineage_coexists_with_the_listener_on_one_job_and_one_run(measured):
+    """lineage.flink-runs auto: a job whose configuration names openlineage-flink's listener is
+    reported under the listener's job, and with its detached tracking under the listener's run id
+    (derived from the JobID and the start time the platform reads from Flink's REST API); what
+    planlineage adds (column lineage, per-sink child jobs) hangs off that one run."""
+    shared = {name: m.shared for name, m in measured.items() if m.shared}
+    assert shared, "no case gives the job's id and start time (rest.port) to check the shared run"
+    for name, runs in shared.items():
+        listener = {(job_ns, job, run) for _, job_ns, job, run in runs["listener"]}
+        assert len(listener) == 1, f"{name}: the listener's events are not one job and one run: {listener}"
+        assert {kind for kind, *_ in runs["listener"]} >= {"START"}, f"{name}: no START from the listener"
+        parents = {(job_ns, job, run) for _, job_ns, job, run in runs["planlineage"] if job == next(iter(listener))[1]}
+        assert parents == listener, f"{name}: planlineage's run {parents} is not the listener's {listener}"
+        children = [e for e in runs["events"] if "parent" in e["run"]["facets"]]
+        assert all(e["run"]["facets"]["parent"]["run"]["runId"] == next(iter(listener))[2] for e in children)
+        assert any("columnLineage" in out.get("facets", {}) for e in runs["events"] for out in e.get("outputs", [])), (
+            f"{name}: planlineage's events carry no column lineage"
+        )
+        complete = [e for e in runs["events"] if e["eventType"] == "COMPLETE" and e["outputs"]]
+        assert complete, f"{name}: planlineage's COMPLETE events carry no datasets"
