@@ -276,7 +276,7 @@ def main() -> int:
                 per_job.append(time.perf_counter() - started)  # a job the JVM has not seen, as in a backfill
                 via_warm_planner.job(
                     lambda: extract(sql, flink_version=minor),  # noqa: B023 - called in this iteration
-                    lambda: warm._call(socket_path, {"op": "compile", "request": request}, 120)["timings"],  # noqa: B023
+                    lambda: warm.call(socket_path, {"op": "compile", "request": request}, 120)["timings"],  # noqa: B023
                     args.ratio_runs,
                 )
             via_own = Ratios()  # through a planner of this process (a JVM's pipe), as a backfill's own JVM answers

@@ -133,7 +133,7 @@ def main() -> int:
                 assert lineage.sinks, name
                 # The same job again, timing only what the JVM spends, as it timed it: the bare
                 # compile (the INSERTs parsed and compiled: compilePlanSql) and the whole job.
-                answer = warm._call(socket_path, {"op": "compile", "request": _request(script, provisioned)}, 120)
+                answer = warm.call(socket_path, {"op": "compile", "request": _request(script, provisioned)}, 120)
                 floors.append(answer["timings"]["compile_ms"] + answer["timings"]["sink_sql_ms"])
                 servers.append(answer["timings"]["server_ms"])
             peak_rss = max(peak_rss, warm.status()[0]["rss_mb"])

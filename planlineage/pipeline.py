@@ -21,7 +21,7 @@ from planlineage.document import (
 )
 from planlineage.errors import ExtractError, PlannerError, ProvisionError
 from planlineage.planner import script as sql_script
-from planlineage.planner import warm
+from planlineage.planner import warm_client
 from planlineage.planner.compiler import Planner
 from planlineage.planner.provision import ensure, without_compiled_plan
 from planlineage.planner.provisioned import Provisioned
@@ -274,7 +274,7 @@ def _planner_for(provisioned, planner: JobCompiler | None):
 
     def compile_job(request: dict, timeout: float) -> dict:
         if not cold:
-            answer = warm.compile_warm(provisioned.flink.minor, request, timeout)
+            answer = warm_client.compile_warm(provisioned.flink.minor, request, timeout)
             if answer is not None:
                 return answer
             cold.append(Planner(provisioned))
