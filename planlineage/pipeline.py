@@ -23,6 +23,7 @@ from planlineage.errors import ExtractError, PlannerError, ProvisionError
 from planlineage.planner import script as sql_script
 from planlineage.planner import warm_client
 from planlineage.planner.compiler import Planner
+from planlineage.planner.protocol import CompileAnswer, CompileRequest
 from planlineage.planner.provision import ensure, without_compiled_plan
 from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
@@ -31,32 +32,12 @@ from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.secrets import redact_sql, redact_text
 
 
-def read_script(path: str, stdin=None, max_bytes: int | None = None) -> str:
-    """The text of a script file (``-``: stdin), read as bytes; ExtractError naming the line when
-    it is not UTF-8 text, or saying the size cap when it is over it, unread (OSError when it
-    cannot be read). ``max_bytes``: the cap (None: :func:`planner.script.max_bytes`)."""
-    import sys
-
-    limit = sql_script.max_bytes() if max_bytes is None else max_bytes
-    try:
-        if path == "-":
-            data = sql_script.read_capped(stdin or sys.stdin.buffer, limit)
-        else:
-            with open(path, "rb") as handle:
-                data = sql_script.read_capped(handle, limit)
-        return sql_script.decode(data)
-    except sql_script.ScriptTooLarge as error:
-        raise ExtractError(f"{path} is not analysed: {error}") from None
-    except sql_script.ScriptError as error:
-        raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
-
-
 class JobCompiler(Protocol):
     """What compiles jobs for `extract`: a `Planner` (one JVM) or a self-healing warm one."""
 
     provisioned: Provisioned
 
-    def compile(self, request: dict, timeout: float = ...) -> dict: ...
+    def compile(self, request: CompileRequest, timeout: float = ...) -> CompileAnswer: ...
 
 
 def extract(
@@ -272,7 +253,7 @@ def _planner_for(provisioned, planner: JobCompiler | None):
         return
     cold: list[Planner] = []
 
-    def compile_job(request: dict, timeout: float) -> dict:
+    def compile_job(request: CompileRequest, timeout: float) -> CompileAnswer:
         if not cold:
             answer = warm_client.compile_warm(provisioned.flink.minor, request, timeout)
             if answer is not None:

@@ -22,9 +22,11 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from planlineage.errors import PlannerError, PlannerTimeout, WarmPlannerError
 from planlineage.planner.compiler import Planner
+from planlineage.planner.protocol import CompileAnswer, CompileRequest
 from planlineage.planner.provision import Provisioned, ensure
 from planlineage.planner.warm_client import (
     PLANNER_DIR_ENV,
@@ -36,7 +38,7 @@ from planlineage.planner.warm_client import (
     status,
     stop,
 )
-from planlineage.planner.warm_up import WARM_UP, training_requests
+from planlineage.planner.warm_up import TRAINING_SCRIPTS, WARM_UP, training_requests
 
 #: The caller's side (planner.warm_client) is named here too, with the daemon it talks to.
 __all__ = [
@@ -90,14 +92,15 @@ class SelfHealingPlanner:
         self.jobs = 0
         self._memory_read_at = float("-inf")  # when the running planner's memory was last read
 
-    def compile(self, request: dict, timeout: float | None = None) -> dict:
+    def compile(self, request: CompileRequest, timeout: float | None = None) -> CompileAnswer:
         """The compile server's answer; a planner that dies mid-job is replaced and asked again once.
 
         `timeout` is accepted for the Planner interface; the job timeout of the limits applies.
         """
-        return json.loads(self.compile_raw(request))
+        answer: CompileAnswer = json.loads(self.compile_raw(request))
+        return answer
 
-    def compile_raw(self, request: dict) -> str:
+    def compile_raw(self, request: CompileRequest) -> str:
         """`compile`'s answer as JSON text, for the daemon, which hands it on unread."""
         for attempt in (1, 2):
             planner = self._take()
@@ -263,12 +266,23 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
     planner_dir(create=True)
     path = socket_path(minor)
     planner = SelfHealingPlanner(provisioned, limits)
-    # Pay the JVM start and the first compile of every common shape now, not on the first jobs.
-    for request in [WARM_UP, *training_requests(provisioned)]:
-        planner.compile(request)
-    planner.jobs = 0
     lock = threading.Lock()  # one job at a time per JVM; more throughput = more warm planners
     state = {"last_used": time.monotonic(), "started": time.time()}
+
+    def compile_in_turn(request: CompileRequest) -> CompileAnswer:
+        with lock:
+            answer = planner.compile(request)
+            state["last_used"] = time.monotonic()
+        return answer
+
+    from planlineage.planner import warm_extract  # the pipeline: only a warm planner's process needs it
+
+    # Pay the JVM start and the first compile of every common shape now, not on the first jobs,
+    # and the first walk, naming and rendering of the command line's `extract`.
+    for request in [WARM_UP, *training_requests(provisioned)]:
+        planner.compile(request)
+    warm_extract.prepare(provisioned, compile_in_turn, TRAINING_SCRIPTS[0])
+    planner.jobs = 0
 
     class Handler(socketserver.StreamRequestHandler):
         """One connection: messages one line each until the caller closes it (compile callers
@@ -288,11 +302,13 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
         op = message.get("op")
         if op == "compile":
             with lock:
-                raw = planner.compile_raw(message.get("request") or {})
+                raw = planner.compile_raw(cast(CompileRequest, message.get("request") or {}))
                 state["last_used"] = time.monotonic()
             return raw.encode() + b"\n"  # the child's line as is: the caller parses it
-        if op == "status":
-            reply: dict = {
+        if op == "extract":  # the command line's: compiled, walked, named and rendered here
+            reply: dict = dict(warm_extract.extract_answer(message["request"], provisioned, compile_in_turn))
+        elif op == "status":
+            reply = {
                 "flink_version": provisioned.flink.version,
                 "socket": str(path),
                 "pid": os.getpid(),

@@ -14,8 +14,10 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import cast
 
 from planlineage.errors import WarmPlannerError
+from planlineage.planner.protocol import CompileAnswer, CompileRequest, ExtractAnswer, ExtractRequest
 
 log = logging.getLogger("planlineage.warm")
 
@@ -93,7 +95,7 @@ _kept: dict[str, _Connection] = {}
 _kept_lock = threading.Lock()
 
 
-def _compile_call(path: Path, request: dict, timeout: float) -> dict:
+def _compile_call(path: Path, request: CompileRequest, timeout: float) -> CompileAnswer:
     """A compile on the connection this process keeps to the warm planner (one caller at a time
     uses it; a caller that finds it in use opens its own). A kept connection the warm planner has
     closed since (it stopped, idled out or was restarted) is replaced once; one that timed out is
@@ -129,7 +131,7 @@ def _compile_call(path: Path, request: dict, timeout: float) -> dict:
     return json.loads(answer)
 
 
-def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
+def compile_warm(minor: str, request: CompileRequest, timeout: float) -> CompileAnswer | None:
     """The answer of the running warm planner of that version, or None when there is none to ask."""
     try:
         path = socket_path(minor)
@@ -144,6 +146,27 @@ def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
     except (OSError, ValueError, WarmPlannerError):
         return None  # a stale socket or a dying warm planner: the cold path answers instead
     return answer if "ok" in answer else None
+
+
+def extract_warm(minor: str, request: ExtractRequest, timeout: float) -> ExtractAnswer | None:
+    """The running warm planner's finished `extract` of a script (planner.warm_extract): its output
+    or the user's error; None when there is no warm planner to ask or it says the caller must
+    answer itself (the caller then does what it does without one)."""
+    try:
+        path = socket_path(minor)
+    except WarmPlannerError:
+        return None  # said by the caller's own path, which meets the same folder
+    if not path.exists():
+        return None
+    try:
+        answer = call(path, {"op": "extract", "request": request}, timeout)
+    except (OSError, ValueError, WarmPlannerError):
+        return None
+    if answer.get("ok") is True and isinstance(answer.get("output"), str):
+        return cast(ExtractAnswer, answer)
+    if answer.get("ok") is False and isinstance(answer.get("error"), dict):
+        return cast(ExtractAnswer, answer)
+    return None  # a fallback, or an older warm planner that knows no `extract`
 
 
 def idle_marker(path: Path) -> Path:
