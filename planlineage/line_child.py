@@ -18,7 +18,9 @@ import select
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from planlineage.errors import PlannerError, PlannerTimeout
 
@@ -155,7 +157,7 @@ class LineChild:
             raise self._exited()
         return line
 
-    def ask_raw(self, request: dict, timeout: float) -> str:
+    def ask_raw(self, request: Mapping[str, Any], timeout: float) -> str:
         """Sends ``request`` with the next id; the child's answer to it, as its JSON text (for a
         caller that hands it on unread). Safe to call from several threads at once."""
         if self._process.poll() is not None:
@@ -166,7 +168,7 @@ class LineChild:
             self._abandoned = True
             raise
 
-    def _ask(self, request: dict, timeout: float) -> str:
+    def _ask(self, request: Mapping[str, Any], timeout: float) -> str:
         ident = next(self._ids)
         if self._in_turn:
             return self._ask_in_turn(ident, request, time.monotonic() + timeout)
@@ -187,7 +189,7 @@ class LineChild:
             with self._lock:
                 self._waiting.pop(ident, None)
 
-    def _send(self, ident: int, request: dict) -> None:
+    def _send(self, ident: int, request: Mapping[str, Any]) -> None:
         assert self._process.stdin is not None
         line = (json.dumps(dict(request, id=ident)) + "\n").encode()
         try:
@@ -197,7 +199,7 @@ class LineChild:
         except (OSError, ValueError) as error:  # ValueError: stdin closed by another thread
             raise PlannerError(f"{self.name} is not running ({error})") from None
 
-    def _ask_in_turn(self, ident: int, request: dict, deadline: float) -> str:
+    def _ask_in_turn(self, ident: int, request: Mapping[str, Any], deadline: float) -> str:
         """(in_turn) Waits for the turn, sends, and reads lines until the answer to ``ident``."""
         if not self._turn.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise self._timeout()
