@@ -212,8 +212,8 @@ def main() -> int:
         run_static(args.static, args.folder)
         return 0
 
+    from planlineage import script as sql_script
     from planlineage.pipeline import extract
-    from planlineage.planner import script as sql_script
     from planlineage.planner import warm
     from planlineage.planner.provision import ensure
     from planlineage.planner.request import build_request

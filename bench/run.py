@@ -176,7 +176,7 @@ def main() -> int:
 
 
 def _request(script: str, provisioned) -> dict:
-    from planlineage.planner import script as sql_script
+    from planlineage import script as sql_script
     from planlineage.planner.request import build_request
 
     return build_request(sql_script.split(script), provisioned, [])[0]

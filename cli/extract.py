@@ -18,8 +18,8 @@ EXIT_OK = 0
 def _read_script(path: str) -> str:
     """The text of the script file (``-``: stdin), read as bytes under the size cap: an ExtractError
     naming the line when it is not UTF-8 text, or saying the cap when it is over it, unread."""
+    from planlineage import script as sql_script
     from planlineage.errors import ExtractError
-    from planlineage.planner import script as sql_script
 
     try:
         limit = sql_script.max_bytes()
@@ -102,8 +102,8 @@ def _from_warm_planner(args, script: str, fmt: str) -> str | None:
     from planlineage import errors
     from planlineage.planner import warm_client
     from planlineage.planner.protocol import Format
-    from planlineage.planner.script import max_bytes
     from planlineage.planner.versions import minor
+    from planlineage.script import max_bytes
 
     try:
         jars = _jars(args)

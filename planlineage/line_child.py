@@ -4,7 +4,7 @@ Flink's compile server and Spark's analyze server share this protocol: the child
 ``{"ready": true, ..}`` once its JVM is up, then answers each request ``{"id": n, ..}`` on stdin
 with one line ``{"id": n, ..}`` on stdout. Anything else it prints (a JVM's chatter) is skipped.
 Its stderr goes to the version's log, trimmed when it grows. It runs in its own session, so
-killing its process group ends its JVM too.
+killing its process group ends its JVM too. Both find their Java with :func:`find_java_tool`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 import queue
 import re
 import select
+import shutil
 import subprocess
 import threading
 import time
@@ -285,3 +286,11 @@ def _trim_log(path: Path) -> None:
             path.write_bytes(b"")
     except FileNotFoundError:
         pass
+
+
+def find_java_tool(name: str) -> str | None:
+    """`java` or `javac` from JAVA_HOME, else from PATH."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / name).exists():
+        return str(Path(java_home) / "bin" / name)
+    return shutil.which(name)

@@ -14,9 +14,9 @@ from importlib import resources
 from pathlib import Path
 
 from planlineage.errors import PlannerError, PlannerTimeout
-from planlineage.line_child import LineChild, child_env
+from planlineage.line_child import LineChild, child_env, find_java_tool
 from planlineage.planner.protocol import CompileAnswer, CompileRequest
-from planlineage.planner.provisioned import Provisioned, find_java_tool
+from planlineage.planner.provisioned import Provisioned
 
 __all__ = ["Planner", "PlannerError", "PlannerTimeout"]
 

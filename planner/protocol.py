@@ -22,9 +22,9 @@ class InsertPart(TypedDict):
 
 
 class StatementRequest(TypedDict):
-    sql: str  # as the planner runs it (planner.script.Statement.for_planner)
+    sql: str  # as the planner runs it (planlineage.script.Statement.for_planner)
     line: int  # where it starts in the script, for the errors the user reads
-    kind: NotRequired[str]  # planner.script.Kind's value, or "create-table"
+    kind: NotRequired[str]  # planlineage.script.Kind's value, or "create-table"
     inserts: NotRequired[list[InsertPart]]  # with stood-in catalogs only
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from planlineage.errors import ProvisionError
 from planlineage.flink_versions import FlinkVersion, supported
-from planlineage.planner.provisioned import STAND_IN_JAR, Provisioned, find_java_tool
+from planlineage.line_child import find_java_tool
+from planlineage.planner.provisioned import STAND_IN_JAR, Provisioned
 from planlineage.planner.versions import DEFAULT_MINOR
 from planlineage.version_venvs import VenvCache, fingerprint
 

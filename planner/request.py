@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from planlineage.planner import script as sql_script
+from planlineage import script as sql_script
 from planlineage.planner.function_usage import function_hints
 from planlineage.planner.insert_parts import inserts
 from planlineage.planner.protocol import CompileRequest, StatementRequest

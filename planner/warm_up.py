@@ -110,7 +110,7 @@ INSERT OVERWRITE totals SELECT account_id, SUM(amount), dt FROM daily_files GROU
 
 def training_requests(provisioned: Provisioned) -> list[CompileRequest]:
     """The training scripts as compile requests for this version."""
-    from planlineage.planner import script
+    from planlineage import script
     from planlineage.planner.request import build_request
 
     return [build_request(script.split(sql), provisioned, [])[0] for sql in TRAINING_SCRIPTS]

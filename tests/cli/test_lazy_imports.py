@@ -59,8 +59,7 @@ STATE = LISTING | {
 }
 #: `submit` also reads the script (its statements say whether it writes a table) and queues its compile.
 SUBMIT = STATE | {
-    "planlineage.planner",
-    "planlineage.planner.script",
+    "planlineage.script",
     "planlineage.lifecycle.runner",
     "planlineage.lifecycle.compile_queue",
 }
@@ -74,7 +73,7 @@ WARM_EXTRACT = LISTING | {
     "planlineage.planner",
     "planlineage.planner.cluster_jars",
     "planlineage.planner.protocol",
-    "planlineage.planner.script",
+    "planlineage.script",
     "planlineage.planner.versions",
     "planlineage.planner.warm_client",
 }

@@ -3,7 +3,8 @@ and on failure."""
 
 from __future__ import annotations
 
-from planlineage.planner import protocol, script
+from planlineage import script
+from planlineage.planner import protocol
 from planlineage.planner.request import build_request
 
 

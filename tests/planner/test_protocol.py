@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from planlineage import script
 from planlineage.flink_versions import supported
-from planlineage.planner import protocol, script
+from planlineage.planner import protocol
 from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
 from planlineage.planner.warm_up import TRAINING_SCRIPTS, WARM_UP
