@@ -8,7 +8,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import cast
 
 from planlineage.errors import EXIT_INPUT, InputError
 
@@ -101,7 +100,6 @@ def _from_warm_planner(args, script: str, fmt: str) -> str | None:
     it reports ends the command here, as it would have in this process."""
     from planlineage import errors
     from planlineage.planner import warm_client
-    from planlineage.planner.protocol import Format
     from planlineage.planner.versions import minor
     from planlineage.script import max_bytes
 
@@ -123,7 +121,7 @@ def _from_warm_planner(args, script: str, fmt: str) -> str | None:
             "profile": getattr(args, "profile", None) or "openlineage",
             "metalake": getattr(args, "metalake", None),
             "columns": bool(args.columns),
-            "format": cast(Format, fmt),
+            "format": fmt,  # type: ignore[typeddict-item]  # one of FORMATS (argparse's choices)
             "max_bytes": max_bytes(),
         },
         WARM_ANSWER_TIMEOUT,

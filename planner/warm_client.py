@@ -14,10 +14,12 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import cast
 
 from planlineage.errors import WarmPlannerError
-from planlineage.planner.protocol import CompileAnswer, CompileRequest, ExtractAnswer, ExtractRequest
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # annotations only: the command line's warm `extract` loads this module without typing's cost
+    from planlineage.planner.protocol import CompileAnswer, CompileRequest, ExtractAnswer, ExtractRequest
 
 log = logging.getLogger("planlineage.warm")
 
@@ -163,9 +165,9 @@ def extract_warm(minor: str, request: ExtractRequest, timeout: float) -> Extract
     except (OSError, ValueError, WarmPlannerError):
         return None
     if answer.get("ok") is True and isinstance(answer.get("output"), str):
-        return cast(ExtractAnswer, answer)
+        return answer  # type: ignore[return-value]  # checked here: its output is text
     if answer.get("ok") is False and isinstance(answer.get("error"), dict):
-        return cast(ExtractAnswer, answer)
+        return answer  # type: ignore[return-value]  # checked here: an error to report
     return None  # a fallback, or an older warm planner that knows no `extract`
 
 
