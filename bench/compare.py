@@ -212,8 +212,8 @@ def main() -> int:
         run_static(args.static, args.folder)
         return 0
 
+    from planlineage import script as sql_script
     from planlineage.pipeline import extract
-    from planlineage.planner import script as sql_script
     from planlineage.planner import warm
     from planlineage.planner.provision import ensure
     from planlineage.planner.request import build_request
@@ -276,7 +276,7 @@ def main() -> int:
                 per_job.append(time.perf_counter() - started)  # a job the JVM has not seen, as in a backfill
                 via_warm_planner.job(
                     lambda: extract(sql, flink_version=minor),  # noqa: B023 - called in this iteration
-                    lambda: warm._call(socket_path, {"op": "compile", "request": request}, 120)["timings"],  # noqa: B023
+                    lambda: warm.call(socket_path, {"op": "compile", "request": request}, 120)["timings"],  # noqa: B023
                     args.ratio_runs,
                 )
             via_own = Ratios()  # through a planner of this process (a JVM's pipe), as a backfill's own JVM answers

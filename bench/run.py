@@ -133,7 +133,7 @@ def main() -> int:
                 assert lineage.sinks, name
                 # The same job again, timing only what the JVM spends, as it timed it: the bare
                 # compile (the INSERTs parsed and compiled: compilePlanSql) and the whole job.
-                answer = warm._call(socket_path, {"op": "compile", "request": _request(script, provisioned)}, 120)
+                answer = warm.call(socket_path, {"op": "compile", "request": _request(script, provisioned)}, 120)
                 floors.append(answer["timings"]["compile_ms"] + answer["timings"]["sink_sql_ms"])
                 servers.append(answer["timings"]["server_ms"])
             peak_rss = max(peak_rss, warm.status()[0]["rss_mb"])
@@ -176,7 +176,7 @@ def main() -> int:
 
 
 def _request(script: str, provisioned) -> dict:
-    from planlineage.planner import script as sql_script
+    from planlineage import script as sql_script
     from planlineage.planner.request import build_request
 
     return build_request(sql_script.split(script), provisioned, [])[0]

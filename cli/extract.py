@@ -15,12 +15,25 @@ EXIT_OK = 0
 
 
 def _read_script(path: str) -> str:
-    from planlineage.pipeline import read_script  # bytes in: undecodable input is an ExtractError
+    """The text of the script file (``-``: stdin), read as bytes under the size cap: an ExtractError
+    naming the line when it is not UTF-8 text, or saying the cap when it is over it, unread."""
+    from planlineage import script as sql_script
+    from planlineage.errors import ExtractError
 
     try:
-        return read_script(path)
+        limit = sql_script.max_bytes()
+        if path == "-":
+            data = sql_script.read_capped(sys.stdin.buffer, limit)
+        else:
+            with open(path, "rb") as handle:
+                data = sql_script.read_capped(handle, limit)
+        return sql_script.decode(data)
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}.") from None
+    except sql_script.ScriptTooLarge as error:
+        raise ExtractError(f"{path} is not analysed: {error}") from None
+    except sql_script.ScriptError as error:
+        raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
 
 
 def _identity_config(args):
@@ -41,14 +54,21 @@ def _terminated(signum, frame) -> None:
 def cmd_extract(args) -> int:
     import signal
 
-    from planlineage.pipeline import extract
-
     signal.signal(signal.SIGTERM, _terminated)
     if len(args.script) > 1 or Path(args.script[0]).is_dir():
         if args.engine == "spark":
             raise InputError("--engine spark extracts one script at a time; pass a single file.")
         return cmd_backfill(args)
     script = _read_script(args.script[0])
+    fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+    if args.engine == "flink":
+        output = _from_warm_planner(args, script, fmt)
+        if output is not None:
+            sys.stdout.write(output)
+            return EXIT_OK
+    from planlineage.pipeline import extract
+    from planlineage.render import render
+
     identity = _identity_config(args)
     if args.engine == "spark":
         from planlineage.spark import extract as spark_extract
@@ -64,16 +84,59 @@ def cmd_extract(args) -> int:
         lineage = extract(
             script, flink_version=args.flink_version, jars=_jars(args), identity=identity, columns=args.columns
         )
-    fmt = args.format or ("table" if sys.stdout.isatty() else "json")
-    if fmt == "json":
-        print(json.dumps(lineage.to_json_dict(), indent=2))
-    elif fmt == "dot":
-        from planlineage.graph import script_dot
-
-        print(script_dot(lineage, args.script[0]), end="")
-    else:
-        print(render_table(lineage))
+    sys.stdout.write(render(lineage, fmt, args.script[0]))
     return EXIT_OK
+
+
+#: How long the command waits for a warm planner's answer; the warm planner stops a job itself
+#: after its job timeout (default 120 s) and answers with the error.
+WARM_ANSWER_TIMEOUT = 300.0
+
+
+def _from_warm_planner(args, script: str, fmt: str) -> str | None:
+    """What the running warm planner of the version printed for this script (it compiles, walks,
+    names and renders: this process imports none of that); None when there is none to ask or it
+    cannot answer exactly as this process would, which then does the work itself. A user error
+    it reports ends the command here, as it would have in this process."""
+    from planlineage import errors
+    from planlineage.planner import warm_client
+    from planlineage.planner.versions import minor
+    from planlineage.script import max_bytes
+
+    try:
+        jars = _jars(args)
+    except InputError:
+        return None  # said by this process, in the order of its own checks
+    if not all(Path(jar).is_file() for jar in jars):
+        return None  # the pipeline's check names the jar as the user gave it
+    rules = getattr(args, "rules", None)
+    answer = warm_client.extract_warm(
+        minor(args.flink_version),
+        {
+            "script": script,
+            "name": args.script[0],
+            "flink_version": args.flink_version,
+            "jars": [str(Path(jar).resolve()) for jar in jars],
+            "rules": str(Path(rules).resolve()) if rules else None,
+            "profile": getattr(args, "profile", None) or "openlineage",
+            "metalake": getattr(args, "metalake", None),
+            "columns": bool(args.columns),
+            "format": fmt,  # type: ignore[typeddict-item]  # one of FORMATS (argparse's choices)
+            "max_bytes": max_bytes(),
+        },
+        WARM_ANSWER_TIMEOUT,
+    )
+    if answer is None:
+        return None
+    if answer["ok"]:
+        return answer["output"]
+    error = answer["error"]
+    kind = getattr(errors, error["kind"], None)
+    if not (isinstance(kind, type) and issubclass(kind, errors.PlanlineageError)):
+        return None
+    if issubclass(kind, errors.ExtractError):
+        raise kind(error["message"], error["line"])
+    raise kind(error["message"])
 
 
 def cmd_backfill(args) -> int:
@@ -99,51 +162,6 @@ def _jars(args) -> list[str]:
     from planlineage.planner.cluster_jars import cluster_jars
 
     return [*args.jar, *cluster_jars(getattr(args, "flink_home", None))]
-
-
-def render_table(lineage) -> str:
-    def datasets(table) -> str:
-        if not table.datasets:
-            return "(no dataset)"
-        return ", ".join(f"{d.namespace} {d.name}" for d in table.datasets)
-
-    engine = f"Spark {lineage.spark_version}" if lineage.engine == "spark" else f"Flink {lineage.flink_version}"
-    lines = [f"{engine}, {lineage.runtime_mode}: {len(lineage.sinks)} sink(s)"]
-    for sink in lineage.sinks:
-        lines.append("")
-        lines.append(f"{sink.table} [{sink.connector}]  {datasets(sink)}")
-        for source in sink.inputs:
-            lines.append(f"  <- {source.table} [{source.connector}]  {datasets(source)}")
-        if not sink.inputs:
-            lines.append("  <- (no table: constant values)")
-        if sink.columns is not None:  # asked for (--columns)
-            lines.extend(_column_lines(sink.columns))
-    for warning in lineage.warnings:
-        lines.append(f"WARN {warning}")
-    for stand_in in lineage.stand_ins:
-        lines.append(f"STAND-IN {stand_in.kind} {stand_in.name}: {stand_in.reason}")
-    return "\n".join(lines)
-
-
-def _column_lines(columns) -> list[str]:
-    """A sink's column lineage, one line per sink column: each source column with how it gets
-    there (OpenLineage's transformation type/subtype), in the sink's column order."""
-    if not columns:
-        return ["  columns: (none found)"]
-    lines = ["  columns:"]
-    width = max(len(name) for name in columns)
-    for name, sources in columns.items():
-        reached = ", ".join(f"{source.table}.{source.column}{_how(source)}" for source in sources)
-        lines.append(f"    {name:<{width}} <- {reached or '(no source column: constant values)'}")
-    return lines
-
-
-def _how(source) -> str:
-    kinds = [
-        "/".join(part for part in (t.type, t.subtype) if part) + (" masking" if t.masking else "")
-        for t in source.transformations
-    ]
-    return f" ({', '.join(kinds)})" if kinds else ""
 
 
 def cmd_identity(args) -> int:

@@ -113,8 +113,8 @@ def cmd_submit(args) -> None:
     if not configured:
         _say_not_configured(settings)  # and nothing else: no run, no file, no home
         return
+    from planlineage import script
     from planlineage.lifecycle import runner
-    from planlineage.planner import script
 
     error = None
     sql = None
@@ -178,7 +178,7 @@ def _script_limit(settings, script, outage: Exception | None) -> int:
 
 
 def _read_sql(path: str, limit: int) -> str:
-    from planlineage.planner import script
+    from planlineage import script
 
     with open(path, "rb") as handle:
         return script.decode(script.read_capped(handle, limit))
@@ -187,7 +187,7 @@ def _read_sql(path: str, limit: int) -> str:
 def _nothing_to_report(sql: str) -> str | None:
     """Why a script certainly writes no table (empty, or queries only), else None (the compile
     decides: a script that cannot even be split gets Flink's own reason)."""
-    from planlineage.planner import script
+    from planlineage import script
 
     try:
         statements = script.split(sql)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 
 from planlineage.lifecycle import runner
+from planlineage.planner.protocol import CompileAnswer, CompileRequest
 
 
 class _Slot:
@@ -31,7 +32,7 @@ class _Slot:
             self._healing = SelfHealingPlanner(ensure(self.version), Limits(job_timeout=runner.job_timeout()))
         return self._healing
 
-    def compile(self, request: dict, timeout: float | None = None) -> dict:
+    def compile(self, request: CompileRequest, timeout: float | None = None) -> CompileAnswer:
         healing = self._planner()
         # A warm planner the user started (`planlineage planner start`) answers first, as it does
         # for `extract`: no second JVM for that version while it runs. This slot still holds its

@@ -211,7 +211,7 @@ def _sql_limit(settings) -> int:
 
 def script_max_bytes(settings) -> int:
     """The size cap of a job's script (``lineage.script-max-bytes``)."""
-    from planlineage.planner import script as sql_script
+    from planlineage import script as sql_script
 
     return sql_script.max_bytes(settings.get(sql_script.MAX_BYTES_KEY))
 
@@ -220,8 +220,8 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
     """Compile one job (with ``planner``, else however the pipeline finds one) and attach its
     lineage, or abandon the run. Never raises."""
     from planlineage import pipeline as extraction
+    from planlineage import script as sql_script
     from planlineage.lifecycle import runs, sql_facet
-    from planlineage.planner import script as sql_script
     from planlineage.settings import Settings
 
     try:

@@ -24,6 +24,7 @@ from typing import TextIO
 from planlineage.pipeline import ExtractError, extract
 from planlineage.planner import warm
 from planlineage.planner.compiler import PlannerError
+from planlineage.planner.protocol import CompileAnswer, CompileRequest
 from planlineage.planner.provision import Provisioned, ensure
 from planlineage.planner.warm import Limits, SelfHealingPlanner
 
@@ -37,7 +38,7 @@ class WarmPlannerSlot:
         self.limits = limits
         self._fallback: SelfHealingPlanner | None = None
 
-    def compile(self, request: dict, timeout: float | None = None) -> dict:
+    def compile(self, request: CompileRequest, timeout: float | None = None) -> CompileAnswer:
         if self._fallback is None:
             answer = warm.compile_warm(self.provisioned.flink.minor, request, timeout or warm.DEFAULT_JOB_TIMEOUT)
             if answer is not None:

@@ -4,7 +4,7 @@ Flink's compile server and Spark's analyze server share this protocol: the child
 ``{"ready": true, ..}`` once its JVM is up, then answers each request ``{"id": n, ..}`` on stdin
 with one line ``{"id": n, ..}`` on stdout. Anything else it prints (a JVM's chatter) is skipped.
 Its stderr goes to the version's log, trimmed when it grows. It runs in its own session, so
-killing its process group ends its JVM too.
+killing its process group ends its JVM too. Both find their Java with :func:`find_java_tool`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ import os
 import queue
 import re
 import select
+import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from planlineage.errors import PlannerError, PlannerTimeout
 
@@ -155,7 +158,7 @@ class LineChild:
             raise self._exited()
         return line
 
-    def ask_raw(self, request: dict, timeout: float) -> str:
+    def ask_raw(self, request: Mapping[str, Any], timeout: float) -> str:
         """Sends ``request`` with the next id; the child's answer to it, as its JSON text (for a
         caller that hands it on unread). Safe to call from several threads at once."""
         if self._process.poll() is not None:
@@ -166,7 +169,7 @@ class LineChild:
             self._abandoned = True
             raise
 
-    def _ask(self, request: dict, timeout: float) -> str:
+    def _ask(self, request: Mapping[str, Any], timeout: float) -> str:
         ident = next(self._ids)
         if self._in_turn:
             return self._ask_in_turn(ident, request, time.monotonic() + timeout)
@@ -187,7 +190,7 @@ class LineChild:
             with self._lock:
                 self._waiting.pop(ident, None)
 
-    def _send(self, ident: int, request: dict) -> None:
+    def _send(self, ident: int, request: Mapping[str, Any]) -> None:
         assert self._process.stdin is not None
         line = (json.dumps(dict(request, id=ident)) + "\n").encode()
         try:
@@ -197,7 +200,7 @@ class LineChild:
         except (OSError, ValueError) as error:  # ValueError: stdin closed by another thread
             raise PlannerError(f"{self.name} is not running ({error})") from None
 
-    def _ask_in_turn(self, ident: int, request: dict, deadline: float) -> str:
+    def _ask_in_turn(self, ident: int, request: Mapping[str, Any], deadline: float) -> str:
         """(in_turn) Waits for the turn, sends, and reads lines until the answer to ``ident``."""
         if not self._turn.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise self._timeout()
@@ -283,3 +286,11 @@ def _trim_log(path: Path) -> None:
             path.write_bytes(b"")
     except FileNotFoundError:
         pass
+
+
+def find_java_tool(name: str) -> str | None:
+    """`java` or `javac` from JAVA_HOME, else from PATH."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / name).exists():
+        return str(Path(java_home) / "bin" / name)
+    return shutil.which(name)

@@ -10,45 +10,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
+from planlineage import script as sql_script
 from planlineage.document import (
-    Column,
     ColumnInput,
     ColumnTransformation,
     JobLineage,
     SinkLineage,
     StandIn,
-    TableLineage,
 )
 from planlineage.errors import ExtractError, PlannerError, ProvisionError
-from planlineage.planner import script as sql_script
-from planlineage.planner import warm
+from planlineage.planner import warm_client
 from planlineage.planner.compiler import Planner
+from planlineage.planner.naming import static_table, table_lineage
+from planlineage.planner.protocol import CompileAnswer, CompileRequest
 from planlineage.planner.provision import ensure, without_compiled_plan
 from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
-from planlineage.planner.walk import TableUse, effective_options, sink_inputs
-from planlineage.registry import IdentityConfig, resolve
+from planlineage.planner.walk import sink_inputs
+from planlineage.registry import IdentityConfig
 from planlineage.registry.secrets import redact_sql, redact_text
-
-
-def read_script(path: str, stdin=None, max_bytes: int | None = None) -> str:
-    """The text of a script file (``-``: stdin), read as bytes; ExtractError naming the line when
-    it is not UTF-8 text, or saying the size cap when it is over it, unread (OSError when it
-    cannot be read). ``max_bytes``: the cap (None: :func:`planner.script.max_bytes`)."""
-    import sys
-
-    limit = sql_script.max_bytes() if max_bytes is None else max_bytes
-    try:
-        if path == "-":
-            data = sql_script.read_capped(stdin or sys.stdin.buffer, limit)
-        else:
-            with open(path, "rb") as handle:
-                data = sql_script.read_capped(handle, limit)
-        return sql_script.decode(data)
-    except sql_script.ScriptTooLarge as error:
-        raise ExtractError(f"{path} is not analysed: {error}") from None
-    except sql_script.ScriptError as error:
-        raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
 
 
 class JobCompiler(Protocol):
@@ -56,7 +36,7 @@ class JobCompiler(Protocol):
 
     provisioned: Provisioned
 
-    def compile(self, request: dict, timeout: float = ...) -> dict: ...
+    def compile(self, request: CompileRequest, timeout: float = ...) -> CompileAnswer: ...
 
 
 def extract(
@@ -70,7 +50,7 @@ def extract(
     max_bytes: int | None = None,
 ) -> JobLineage:
     """The lineage of one job (with column lineage per sink when `columns`); a script over
-    `max_bytes` (None: :func:`planner.script.max_bytes`) is an ExtractError, never compiled.
+    `max_bytes` (None: :func:`planlineage.script.max_bytes`) is an ExtractError, never compiled.
 
     Raises ExtractError (bad script) or ProvisionError/PlannerError.
     """
@@ -130,8 +110,8 @@ def extract(
     warnings: list[str] = list(script_warnings)
     sinks = []
     for pairing in sink_inputs(answer.get("plan") or {}):
-        sink = _table_lineage(pairing.sink, tables, identity, warnings)
-        inputs = [_table_lineage(use, tables, identity, warnings) for use in pairing.inputs]
+        sink = table_lineage(pairing.sink, tables, identity, warnings)
+        inputs = [table_lineage(use, tables, identity, warnings) for use in pairing.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
     if columns:
         from planlineage.planner.columns import stand_in_functions  # a large module only --columns needs
@@ -210,16 +190,10 @@ def _static_sinks(statements, identity, warnings: list[str]) -> list[SinkLineage
 
     sinks = []
     for found in static_lineage(statements):
-        sink = _static_table(found.table, found.options, identity, warnings)
-        inputs = [_static_table(name, options, identity, warnings) for name, options in found.inputs]
+        sink = static_table(found.table, found.options, identity, warnings)
+        inputs = [static_table(name, options, identity, warnings) for name, options in found.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs, method="static"))
     return sinks
-
-
-def _static_table(name: str, options: dict, identity, warnings: list[str]) -> TableLineage:
-    resolution = resolve(options, table=name, config=identity)
-    warnings.extend(resolution.warnings)
-    return TableLineage(table=name, connector=options.get("connector"), datasets=resolution.datasets)
 
 
 def _stand_ins(found: list[dict], tables: dict) -> list[StandIn]:
@@ -272,9 +246,9 @@ def _planner_for(provisioned, planner: JobCompiler | None):
         return
     cold: list[Planner] = []
 
-    def compile_job(request: dict, timeout: float) -> dict:
+    def compile_job(request: CompileRequest, timeout: float) -> CompileAnswer:
         if not cold:
-            answer = warm.compile_warm(provisioned.flink.minor, request, timeout)
+            answer = warm_client.compile_warm(provisioned.flink.minor, request, timeout)
             if answer is not None:
                 return answer
             cold.append(Planner(provisioned))
@@ -285,19 +259,6 @@ def _planner_for(provisioned, planner: JobCompiler | None):
     finally:
         for running in cold:
             running.close()
-
-
-def _table_lineage(use: TableUse, tables: dict, identity: IdentityConfig | None, warnings: list[str]) -> TableLineage:
-    described = tables.get(use.identifier) or {}
-    options = effective_options(use, described.get("options"))
-    resolution = resolve(options, table=use.identifier, config=identity)
-    warnings.extend(resolution.warnings)
-    columns = [
-        Column(name=c["name"], type=c["type"]) for c in described.get("columns", []) if c.get("kind") != "computed"
-    ]
-    return TableLineage(
-        table=use.identifier, connector=options.get("connector"), datasets=resolution.datasets, schema=columns
-    )
 
 
 #: A key of at most 256 characters, a value as a run of plain characters between its '' escapes

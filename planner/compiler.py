@@ -14,8 +14,9 @@ from importlib import resources
 from pathlib import Path
 
 from planlineage.errors import PlannerError, PlannerTimeout
-from planlineage.line_child import LineChild, child_env
-from planlineage.planner.provisioned import Provisioned, find_java_tool
+from planlineage.line_child import LineChild, child_env, find_java_tool
+from planlineage.planner.protocol import CompileAnswer, CompileRequest
+from planlineage.planner.provisioned import Provisioned
 
 __all__ = ["Planner", "PlannerError", "PlannerTimeout"]
 
@@ -76,11 +77,12 @@ class Planner(LineChild):
             self.close()
             raise PlannerError(f"the Flink {provisioned.flink.version} planner did not start; see {provisioned.log}")
 
-    def compile(self, request: dict, timeout: float = 120.0) -> dict:
+    def compile(self, request: CompileRequest, timeout: float = 120.0) -> CompileAnswer:
         """Sends one job; returns the server's answer (see compile_server's docstring)."""
-        return json.loads(self.compile_raw(request, timeout))
+        answer: CompileAnswer = json.loads(self.compile_raw(request, timeout))
+        return answer
 
-    def compile_raw(self, request: dict, timeout: float = 120.0) -> str:
+    def compile_raw(self, request: CompileRequest, timeout: float = 120.0) -> str:
         """The server's answer as its JSON text, for a caller that hands it on without reading it."""
         answer = self.ask_raw(request, timeout)
         with self._lock:  # jobs may be answered in several threads at once

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from planlineage.planner.protocol import FunctionHint
+
 _CREATE_FUNCTION = re.compile(
     r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+)?(?:SYSTEM\s+)?FUNCTION\s+(?:IF\s+NOT\s+EXISTS\s+)?"
     r"(?P<name>[\w`.$]+)",
@@ -54,7 +56,7 @@ def created_functions(sqls: list[str]) -> list[str]:
     return names
 
 
-def function_hints(sqls: list[str]) -> dict[str, dict]:
+def function_hints(sqls: list[str]) -> dict[str, FunctionHint]:
     """{name: {"kind": .., "type": .. | None, "fields": [..]}} for every function the script creates."""
     if not any(_FUNCTION_WORD.search(sql) for sql in sqls):
         return {}  # no statement can create a function: spare every statement's scan
@@ -97,7 +99,7 @@ def code_of(sql: str) -> str:
     return "".join(out)
 
 
-def _hint(name: str, uses: list[str]) -> dict:
+def _hint(name: str, uses: list[str]) -> FunctionHint:
     kind = "scalar"
     type_hint: str | None = None
     fields: list[str] = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from planlineage.planner.protocol import InsertPart
+
 _HEAD = re.compile(
     r"(?:EXECUTE\s+)?INSERT\s+(?:INTO|OVERWRITE)\s+(?:TABLE\s+)?(?P<target>(?:`(?:[^`]|``)+`|[\w$]+)"
     r"(?:\s*\.\s*(?:`(?:[^`]|``)+`|[\w$]+)){0,2})\s*",
@@ -42,10 +44,10 @@ def masked(sql: str) -> str:
     return "".join(out)
 
 
-def inserts(sql: str) -> list[dict]:
+def inserts(sql: str) -> list[InsertPart]:
     """[{"target", "columns" | None, "query"}] for each INSERT of an INSERT or statement set."""
     mask = masked(sql)
-    found = []
+    found: list[InsertPart] = []
     for piece_start, piece_end in _pieces(mask):
         head = _HEAD.match(mask, _skip_space(mask, piece_start, piece_end))
         if not head or head.end() > piece_end:

@@ -20,13 +20,15 @@ from pathlib import Path
 
 from planlineage.errors import ProvisionError
 from planlineage.flink_versions import FlinkVersion, supported
-from planlineage.planner.provisioned import STAND_IN_JAR, Provisioned, find_java_tool
+from planlineage.line_child import find_java_tool
+from planlineage.planner.provisioned import STAND_IN_JAR, Provisioned
+from planlineage.planner.versions import DEFAULT_MINOR
 from planlineage.version_venvs import VenvCache, fingerprint
 
 __all__ = ["ProvisionError", "Provisioned", "cache_root", "ensure", "find_java_tool", "list_installed"]
 
 CACHE_ENV = "PLANLINEAGE_FLINK_CACHE"
-DEFAULT_MINOR = "1.20"
+
 #: Bumped when what provisioning produces changes (2: class-data sharing archive).
 LAYOUT = 2
 CACHE = VenvCache(engine="Flink", command="flink", cache_env=CACHE_ENV, cache_dir="flink")

@@ -1,4 +1,4 @@
-"""What a provisioned Flink version looks like on disk, and where its Java tools are.
+"""What a provisioned Flink version looks like on disk.
 
 Shared by provisioning (which builds it) and the compiler (which runs a planner in it), so that
 neither has to import the other's module.
@@ -7,8 +7,6 @@ neither has to import the other's module.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +35,3 @@ class Provisioned(InVenv):
     @property
     def class_archive(self) -> Path:
         return self.home / "planner.jsa"
-
-
-def find_java_tool(name: str) -> str | None:
-    """`java` or `javac` from JAVA_HOME, else from PATH."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / name).exists():
-        return str(Path(java_home) / "bin" / name)
-    return shutil.which(name)

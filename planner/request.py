@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from planlineage.planner import script as sql_script
+from planlineage import script as sql_script
 from planlineage.planner.function_usage import function_hints
 from planlineage.planner.insert_parts import inserts
+from planlineage.planner.protocol import CompileRequest, StatementRequest
 from planlineage.planner.provisioned import Provisioned
 
 #: Planning these connectors touches external systems (the filesystem connector lists paths and
@@ -34,7 +35,7 @@ def build_request(
     jars: list[str],
     replan_batch: bool = False,
     table_schemas: Mapping[str, Mapping[str, str]] | None = None,
-) -> tuple[dict, list[sql_script.Statement], Literal["streaming", "batch"]]:
+) -> tuple[CompileRequest, list[sql_script.Statement], Literal["streaming", "batch"]]:
     """The compile server request for a script, the statements it sends, and the runtime mode.
 
     A batch job on a version whose batch planner cannot compile plans (or whose batch plan failed
@@ -59,16 +60,8 @@ def build_request(
     # A catalog may be stood in (no jar for its type): its undeclared sinks take the schema of the
     # query feeding them, so the planner is told which query feeds which target.
     catalogs = any(s.words[:2] == ["CREATE", "CATALOG"] for s in sent)
-    request = {
-        "statements": [
-            {
-                "sql": s.for_planner(),
-                "line": s.line,
-                "kind": _kind(s),
-                **({"inserts": inserts(s.for_planner())} if catalogs and s.kind in sql_script.SINKS else {}),
-            }
-            for s in sent
-        ],
+    request: CompileRequest = {
+        "statements": [_statement(s, catalogs) for s in sent],
         "jars": [str(Path(j).resolve()) for j in jars],
         "config": {
             "execution.runtime-mode": "streaming" if replan else mode,
@@ -82,6 +75,13 @@ def build_request(
         "table_schemas": dict(table_schemas or {}) if catalogs else {},
     }
     return request, sent, mode
+
+
+def _statement(statement: sql_script.Statement, catalogs: bool) -> StatementRequest:
+    sent: StatementRequest = {"sql": statement.for_planner(), "line": statement.line, "kind": _kind(statement)}
+    if catalogs and statement.kind in sql_script.SINKS:
+        sent["inserts"] = inserts(statement.for_planner())
+    return sent
 
 
 def _kind(statement: sql_script.Statement) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from planlineage.planner import script as sql_script
+from planlineage import script as sql_script
 from planlineage.planner.insert_parts import inserts, masked
 
 _NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z_][\w$]*)"

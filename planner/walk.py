@@ -1,4 +1,4 @@
-"""Walks a CompiledPlan from each sink back to the tables that feed it.
+"""Walks a CompiledPlan from each sink back to the tables that feed it, on a networkx graph.
 
 A plan is `{flinkVersion, nodes, edges}`. Tables sit in sources (`scanTableSource.table`), in
 sinks (`dynamicTableSink.table`) and inside other nodes: a lookup join embeds its dimension table
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+import networkx as nx
 
 STAND_IN = "planlineage-standin"
 ORIGINAL_CONNECTOR = "planlineage.connector"
@@ -33,57 +35,30 @@ class SinkInputs:
     inputs: list[TableUse]
 
 
-class PlanGraph:
-    """A plan's nodes (by id, in plan order) and edges, with the two questions the walks ask.
+def plan_graph(plan: dict) -> nx.DiGraph:
+    """The plan as a directed graph: a node per plan node (its id; the node's JSON as attribute
+    `node`, in plan order), an edge from each node to the nodes that read it.
 
-    Plans are small DAGs; a dict of lists answers them without importing a graph library, which
-    would cost the command line more start-up time than every walk together.
+    A node read twice (a self-join) is one edge. The independent INSERTs of a statement set are
+    separate weakly connected components; INSERTs that share a source or a view share nodes.
     """
-
-    def __init__(self, plan: dict):
-        self.nodes: dict[int, dict] = {node["id"]: node for node in plan.get("nodes", [])}
-        self._inputs: dict[int, list[int]] = {node_id: [] for node_id in self.nodes}
-        self._outputs: dict[int, list[int]] = {node_id: [] for node_id in self.nodes}
-        for edge in plan.get("edges", []):
-            source, target = edge["source"], edge["target"]
-            if source not in self.nodes or target not in self.nodes:
-                raise ValueError(f"plan edge {source} -> {target} names a node the plan does not have")
-            if source not in self._inputs[target]:  # a node read twice (self-join) is one dependency
-                self._inputs[target].append(source)
-                self._outputs[source].append(target)
-
-    def ancestors(self, node_id: int) -> set[int]:
-        """Every node upstream of `node_id` (not itself)."""
-        found: set[int] = set()
-        pending = list(self._inputs[node_id])
-        while pending:
-            current = pending.pop()
-            if current not in found:
-                found.add(current)
-                pending.extend(self._inputs[current])
-        return found
-
-    def topological_order(self) -> list[int]:
-        """Inputs before the nodes that read them: generation by generation, plan order within one."""
-        waiting = {node_id: len(inputs) for node_id, inputs in self._inputs.items()}
-        generation = [node_id for node_id, count in waiting.items() if count == 0]
-        order: list[int] = []
-        while generation:
-            order.extend(generation)
-            following = []
-            for node_id in generation:
-                for target in self._outputs[node_id]:
-                    waiting[target] -= 1
-                    if waiting[target] == 0:
-                        following.append(target)
-            generation = following
-        if len(order) != len(self.nodes):
-            raise ValueError("the plan's edges form a cycle")
-        return order
+    graph = nx.DiGraph()
+    graph.add_nodes_from((node["id"], {"node": node}) for node in plan.get("nodes", []))
+    for edge in plan.get("edges", []):
+        source, target = edge["source"], edge["target"]
+        if source not in graph or target not in graph:
+            raise ValueError(f"plan edge {source} -> {target} names a node the plan does not have")
+        graph.add_edge(source, target)
+    return graph
 
 
-def plan_graph(plan: dict) -> PlanGraph:
-    return PlanGraph(plan)
+def topological_order(graph: nx.DiGraph) -> list[int]:
+    """Inputs before the nodes that read them: generation by generation, plan order within one
+    (networkx's topological sort walks the generations in the order nodes and edges were added)."""
+    try:
+        return list(nx.topological_sort(graph))
+    except nx.NetworkXUnfeasible:
+        raise ValueError("the plan's edges form a cycle") from None
 
 
 def node_kind(node: dict) -> str:
@@ -103,17 +78,20 @@ def sink_inputs(plan: dict) -> list[SinkInputs]:
     INSERTs of a statement set stay separate pairings.
     """
     graph = plan_graph(plan)
+    nodes = graph.nodes
     by_sink: dict[str, SinkInputs] = {}
     tables_of: dict[object, list[dict]] = {}  # per node, read once: sinks of a statement set share their upstream nodes
-    for node_id, node in graph.nodes.items():
+    for node_id, node in nodes.data("node"):
         sink_table = (node.get("dynamicTableSink") or {}).get("table")
         if not sink_table:
             continue
         sink = _use(sink_table, node)
         entry = by_sink.setdefault(sink.identifier, SinkInputs(sink=sink, inputs=[]))
-        upstream = sorted(graph.ancestors(node_id) | {node_id})
+        # Upstream stays within the sink's own component: an independent INSERT of a statement
+        # set reads none of another's tables.
+        upstream = sorted(nx.ancestors(graph, node_id) | {node_id})
         for upstream_id in upstream:
-            upstream_node = graph.nodes[upstream_id]
+            upstream_node = nodes[upstream_id]["node"]
             if upstream_id not in tables_of:
                 tables_of[upstream_id] = embedded_tables(upstream_node)
             for table in tables_of[upstream_id]:

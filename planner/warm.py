@@ -14,9 +14,7 @@ recycles it after a number of jobs or once its memory grows past a limit.
 from __future__ import annotations
 
 import json
-import logging
 import os
-import socket
 import socketserver
 import subprocess
 import sys
@@ -24,15 +22,39 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from planlineage.errors import PlannerError, PlannerTimeout, WarmPlannerError
 from planlineage.planner.compiler import Planner
+from planlineage.planner.protocol import CompileAnswer, CompileRequest
 from planlineage.planner.provision import Provisioned, ensure
-from planlineage.planner.warm_up import WARM_UP, training_requests
+from planlineage.planner.warm_client import (
+    PLANNER_DIR_ENV,
+    call,
+    compile_warm,
+    idle_marker,
+    planner_dir,
+    socket_path,
+    status,
+    stop,
+)
+from planlineage.planner.warm_up import TRAINING_SCRIPTS, WARM_UP, training_requests
 
-log = logging.getLogger("planlineage.warm")
+#: The caller's side (planner.warm_client) is named here too, with the daemon it talks to.
+__all__ = [
+    "PLANNER_DIR_ENV",
+    "Limits",
+    "SelfHealingPlanner",
+    "call",
+    "compile_warm",
+    "planner_dir",
+    "serve",
+    "socket_path",
+    "start",
+    "status",
+    "stop",
+]
 
-PLANNER_DIR_ENV = "PLANLINEAGE_PLANNER_DIR"
 DEFAULT_IDLE_SECONDS = 15 * 60
 DEFAULT_MAX_JOBS = 500
 DEFAULT_MAX_RSS_MB = 600
@@ -41,7 +63,6 @@ DEFAULT_JOB_TIMEOUT = 120.0
 #: tree's /proc files right after each answer added 0.1-0.2 ms to every warm job (a job is ~15 ms),
 #: while memory grows over many jobs, so a check every half second stops a planner as surely.
 DEFAULT_MEMORY_CHECK_SECONDS = 0.5
-CONNECT_TIMEOUT = 0.5
 
 
 @dataclass
@@ -71,14 +92,15 @@ class SelfHealingPlanner:
         self.jobs = 0
         self._memory_read_at = float("-inf")  # when the running planner's memory was last read
 
-    def compile(self, request: dict, timeout: float | None = None) -> dict:
+    def compile(self, request: CompileRequest, timeout: float | None = None) -> CompileAnswer:
         """The compile server's answer; a planner that dies mid-job is replaced and asked again once.
 
         `timeout` is accepted for the Planner interface; the job timeout of the limits applies.
         """
-        return json.loads(self.compile_raw(request))
+        answer: CompileAnswer = json.loads(self.compile_raw(request))
+        return answer
 
-    def compile_raw(self, request: dict) -> str:
+    def compile_raw(self, request: CompileRequest) -> str:
         """`compile`'s answer as JSON text, for the daemon, which hands it on unread."""
         for attempt in (1, 2):
             planner = self._take()
@@ -190,182 +212,6 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-# --- where warm planners live ----------------------------------------------------------------
-
-
-def planner_dir(create: bool = False) -> Path:
-    """The folder of the sockets, private to this user (checked, not assumed, when it exists)."""
-    from planlineage import deprecated  # the directory's old variable name is still read
-
-    configured = deprecated.environ(PLANNER_DIR_ENV)
-    # Socket paths are limited to ~100 bytes, so the default is short rather than in a cache dir.
-    folder = Path(configured) if configured else Path("/tmp") / f"planlineage-{os.getuid()}"
-    if create:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if folder.exists():
-        info = folder.stat()
-        if info.st_uid != os.getuid() or info.st_mode & 0o077:
-            raise WarmPlannerError(
-                f"{folder} is not private to this user (owner and mode 0700 required); "
-                f"remove it or set {PLANNER_DIR_ENV}."
-            )
-    return folder
-
-
-def socket_path(minor: str) -> Path:
-    return planner_dir() / f"flink-{minor}.sock"
-
-
-# --- the client side ----------------------------------------------------------------------
-
-
-def _call(path: Path, message: dict, timeout: float) -> dict:
-    """One message on a connection of its own (status, stop, start-up checks)."""
-    conn = _Connection(path)
-    try:
-        return json.loads(conn.ask(json.dumps(message).encode() + b"\n", timeout))
-    finally:
-        conn.close()
-
-
-class _Connection:
-    """A connection to a warm planner that this process keeps for its next compile: a new one
-    per job cost a connect, an accept and a thread of the warm planner's (~0.2 ms of a ~15 ms job)."""
-
-    def __init__(self, path: Path):
-        self.pid = os.getpid()  # a forked child must not write on its parent's connection
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            self.sock.settimeout(CONNECT_TIMEOUT)
-            self.sock.connect(str(path))
-        except OSError:
-            self.sock.close()
-            raise
-        self.reader = self.sock.makefile("rb")
-
-    def ask(self, line: bytes, timeout: float) -> bytes:
-        self.sock.settimeout(timeout)
-        self.sock.sendall(line)
-        answer = self.reader.readline()
-        if not answer.endswith(b"\n"):
-            raise WarmPlannerError("the warm planner closed the connection")
-        return answer
-
-    def close(self) -> None:
-        self.reader.close()
-        self.sock.close()
-
-
-_kept: dict[str, _Connection] = {}
-_kept_lock = threading.Lock()
-
-
-def _compile_call(path: Path, request: dict, timeout: float) -> dict:
-    """A compile on the connection this process keeps to the warm planner (one caller at a time
-    uses it; a caller that finds it in use opens its own). A kept connection the warm planner has
-    closed since (it stopped, idled out or was restarted) is replaced once; one that timed out is
-    closed, never reused: its late answer would be read as the next job's."""
-    line = json.dumps({"op": "compile", "request": request}).encode() + b"\n"
-    key = str(path)
-    with _kept_lock:
-        conn = _kept.pop(key, None)
-    if conn is not None and conn.pid != os.getpid():
-        conn = None  # the parent's: left to it
-    fresh = conn is None
-    if conn is None:
-        conn = _Connection(path)
-    try:
-        answer = conn.ask(line, timeout)
-    except TimeoutError:
-        conn.close()
-        raise
-    except (OSError, WarmPlannerError):
-        conn.close()
-        if fresh:
-            raise
-        conn = _Connection(path)
-        try:
-            answer = conn.ask(line, timeout)
-        except (OSError, WarmPlannerError):
-            conn.close()
-            raise
-    with _kept_lock:
-        spare = _kept.setdefault(key, conn)
-    if spare is not conn:
-        conn.close()  # another caller's connection was kept meanwhile
-    return json.loads(answer)
-
-
-def compile_warm(minor: str, request: dict, timeout: float) -> dict | None:
-    """The answer of the running warm planner of that version, or None when there is none to ask."""
-    try:
-        path = socket_path(minor)
-    except WarmPlannerError as error:
-        log.warning("planlineage: %s", error)
-        return None
-    if not path.exists():
-        _notice_idle_stop(path, minor)
-        return None
-    try:
-        answer = _compile_call(path, request, timeout)
-    except (OSError, ValueError, WarmPlannerError):
-        return None  # a stale socket or a dying warm planner: the cold path answers instead
-    return answer if "ok" in answer else None
-
-
-def _idle_marker(path: Path) -> Path:
-    return path.with_name(path.name + ".idle-stopped")
-
-
-def _notice_idle_stop(path: Path, minor: str) -> None:
-    """Says once (the marker is consumed) that the warm planner stopped after idling, so a slower cold
-    compile is not a mystery."""
-    marker = _idle_marker(path)
-    try:
-        marker.unlink()
-    except OSError:
-        return
-    log.warning(
-        "planlineage: the warm Flink %s planner stopped after idling; compiling cold (slower). "
-        "`planlineage planner start %s` starts it again.",
-        minor,
-        minor,
-    )
-
-
-def status() -> list[dict]:
-    """What every reachable warm planner says about itself; stale sockets are reported as such."""
-    try:
-        folder = planner_dir()
-    except WarmPlannerError as error:
-        return [{"error": str(error)}]
-    found = []
-    for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
-        try:
-            found.append(_call(path, {"op": "status"}, 5.0))
-        except (OSError, ValueError, WarmPlannerError):
-            found.append({"socket": str(path), "state": "not answering (stale socket)"})
-    return found
-
-
-def stop(minor: str | None = None) -> int:
-    """Stops the warm planner of a version (or every one); how many were stopped."""
-    folder = planner_dir()
-    stopped = 0
-    for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
-        if minor and path.name != f"flink-{minor}.sock":
-            continue
-        try:
-            _call(path, {"op": "stop"}, 10.0)
-            stopped += 1
-        except (OSError, ValueError, WarmPlannerError):
-            path.unlink(missing_ok=True)  # nobody listens: a leftover
-        deadline = time.monotonic() + 10
-        while path.exists() and time.monotonic() < deadline:  # stopped means no longer reachable
-            time.sleep(0.05)
-    return stopped
-
-
 def start(version: str | None, limits: Limits, idle_seconds: float, wait: float = 90.0) -> dict:
     """Starts a detached warm planner for a version (provisioning it first) and waits until it answers."""
     provisioned = ensure(version)
@@ -373,7 +219,7 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
     planner_dir(create=True)
     path = socket_path(minor)
     try:
-        return _call(path, {"op": "status"}, 5.0)  # already running
+        return call(path, {"op": "status"}, 5.0)  # already running
     except (OSError, ValueError, WarmPlannerError):
         path.unlink(missing_ok=True)
     log_path = planner_dir() / f"flink-{minor}.log"
@@ -400,7 +246,7 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         try:
-            return _call(path, {"op": "status"}, 5.0)
+            return call(path, {"op": "status"}, 5.0)
         except (OSError, ValueError, WarmPlannerError):
             time.sleep(0.2)
     raise WarmPlannerError(f"the Flink {minor} warm planner did not start within {wait:g} s; see {log_path}")
@@ -420,12 +266,23 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
     planner_dir(create=True)
     path = socket_path(minor)
     planner = SelfHealingPlanner(provisioned, limits)
-    # Pay the JVM start and the first compile of every common shape now, not on the first jobs.
-    for request in [WARM_UP, *training_requests(provisioned)]:
-        planner.compile(request)
-    planner.jobs = 0
     lock = threading.Lock()  # one job at a time per JVM; more throughput = more warm planners
     state = {"last_used": time.monotonic(), "started": time.time()}
+
+    def compile_in_turn(request: CompileRequest) -> CompileAnswer:
+        with lock:
+            answer = planner.compile(request)
+            state["last_used"] = time.monotonic()
+        return answer
+
+    from planlineage.planner import warm_extract  # the pipeline: only a warm planner's process needs it
+
+    # Pay the JVM start and the first compile of every common shape now, not on the first jobs,
+    # and the first walk, naming and rendering of the command line's `extract`.
+    for request in [WARM_UP, *training_requests(provisioned)]:
+        planner.compile(request)
+    warm_extract.prepare(provisioned, compile_in_turn, TRAINING_SCRIPTS[0])
+    planner.jobs = 0
 
     class Handler(socketserver.StreamRequestHandler):
         """One connection: messages one line each until the caller closes it (compile callers
@@ -445,11 +302,13 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
         op = message.get("op")
         if op == "compile":
             with lock:
-                raw = planner.compile_raw(message.get("request") or {})
+                raw = planner.compile_raw(cast(CompileRequest, message.get("request") or {}))
                 state["last_used"] = time.monotonic()
             return raw.encode() + b"\n"  # the child's line as is: the caller parses it
-        if op == "status":
-            reply: dict = {
+        if op == "extract":  # the command line's: compiled, walked, named and rendered here
+            reply: dict = dict(warm_extract.extract_answer(message["request"], provisioned, compile_in_turn))
+        elif op == "status":
+            reply = {
                 "flink_version": provisioned.flink.version,
                 "socket": str(path),
                 "pid": os.getpid(),
@@ -469,7 +328,7 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
         return json.dumps(reply).encode() + b"\n"
 
     old_mask = os.umask(0o177)  # the socket is created 0600: only this user may connect
-    _idle_marker(path).unlink(missing_ok=True)  # running again: nothing to tell
+    idle_marker(path).unlink(missing_ok=True)  # running again: nothing to tell
     try:
         path.unlink(missing_ok=True)
         server = _Server(str(path), Handler)
@@ -480,7 +339,7 @@ def serve(version: str | None, limits: Limits, idle_seconds: float) -> int:
         while True:
             time.sleep(min(5.0, max(idle_seconds / 4, 0.2)))
             if not lock.locked() and time.monotonic() - state["last_used"] > idle_seconds:
-                _idle_marker(path).touch(mode=0o600)  # read (and removed) by the next compile_warm
+                idle_marker(path).touch(mode=0o600)  # read (and removed) by the next compile_warm
                 server.shutdown()
                 return
 

@@ -10,9 +10,10 @@ jobs: 1.4-1.5 s after them, 2.6 s after the warm-up job alone).
 
 from __future__ import annotations
 
+from planlineage.planner.protocol import CompileRequest
 from planlineage.planner.provisioned import Provisioned
 
-WARM_UP = {
+WARM_UP: CompileRequest = {
     "statements": [
         {"sql": "CREATE TABLE s (a INT, b STRING) WITH ('connector' = 'datagen')", "line": 1},
         {"sql": "CREATE TABLE o (a INT, n BIGINT) WITH ('connector' = 'blackhole')", "line": 1},
@@ -107,9 +108,9 @@ INSERT OVERWRITE totals SELECT account_id, SUM(amount), dt FROM daily_files GROU
 ]
 
 
-def training_requests(provisioned: Provisioned) -> list[dict]:
+def training_requests(provisioned: Provisioned) -> list[CompileRequest]:
     """The training scripts as compile requests for this version."""
-    from planlineage.planner import script
+    from planlineage import script
     from planlineage.planner.request import build_request
 
     return [build_request(script.split(sql), provisioned, [])[0] for sql in TRAINING_SCRIPTS]

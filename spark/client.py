@@ -12,9 +12,9 @@ from importlib import resources
 from pathlib import Path
 
 from planlineage.errors import PlannerError
-from planlineage.line_child import LineChild, child_env
-from planlineage.planner.provisioned import find_java_tool
+from planlineage.line_child import LineChild, child_env, find_java_tool
 from planlineage.spark.provision import ProvisionedSpark
+from planlineage.spark.request import ParseRequest
 
 #: A session that only parses: C1 only, the serial collector and a small heap start fastest on
 #: small machines; a deep stack lets the parser take long scripts.
@@ -43,9 +43,9 @@ class SparkParser(LineChild):
             raise PlannerError(f"Spark {provisioned.spark.version} did not start; see {provisioned.log}")
         self.version = self.hello.get("spark_version") or provisioned.spark.version
 
-    def parse(self, statements: list[dict], timeout: float = 120.0) -> dict:
+    def parse(self, request: ParseRequest, timeout: float = 120.0) -> dict:
         """Sends one job's statements; returns the server's answer (see analyze_server)."""
-        return json.loads(self.ask_raw({"statements": statements}, timeout))
+        return json.loads(self.ask_raw(request, timeout))
 
     def __enter__(self) -> SparkParser:
         return self

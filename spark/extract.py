@@ -1,6 +1,6 @@
 """From a Spark SQL script to its lineage document: split, parse with Spark, walk, name.
 
-SQL -> statements (planner.script's splitter: comments, quotes, `;`) -> Spark's own parser in a
+SQL -> statements (planlineage.script's splitter: comments, quotes, `;`) -> Spark's own parser in a
 child inside the version's venv -> logical plans -> walk (targets <- sources) -> naming -> JobLineage.
 """
 
@@ -9,15 +9,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from planlineage import script as sql_script
 from planlineage.document import ColumnInput, ColumnTransformation, JobLineage, SinkLineage
-from planlineage.pipeline import ExtractError
-from planlineage.planner import script as sql_script
+from planlineage.errors import ExtractError
 from planlineage.registry import IdentityConfig
 from planlineage.registry.secrets import redact_sql, redact_text
 from planlineage.spark.client import SparkParser
 from planlineage.spark.columns import analyse
 from planlineage.spark.naming import table_lineage
 from planlineage.spark.provision import ensure
+from planlineage.spark.request import build_request
 from planlineage.spark.walk import Target, walk
 
 
@@ -41,7 +42,7 @@ def extract(
         statements = sql_script.split(script)
     except sql_script.ScriptError as error:
         raise ExtractError(f"the script cannot be read: {error}", error.line) from None
-    request = [{"sql": s.sql, "line": s.line} for s in statements]
+    request = build_request(statements)
     if parser is not None:
         answer = parser.parse(request, timeout=timeout)
     else:

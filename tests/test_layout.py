@@ -90,3 +90,21 @@ def test_no_module_imports_itself_through_others():
 def test_no_product_module_is_over_the_limit():
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in product_modules().items()}
     assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+
+
+#: What each engine is made of, under the same names in planner/ (Flink) and spark/.
+ENGINE_PARTS = ("provision", "child", "request", "walk", "naming", "columns")
+
+
+def test_the_engines_stand_side_by_side_and_share_one_splitter():
+    modules = product_modules()
+    for engine in ("planlineage.planner", "planlineage.spark"):
+        assert [part for part in ENGINE_PARTS if f"{engine}.{part}" not in modules] == [], engine
+    # One statement splitter, neither engine's own: both import it from its neutral place.
+    assert [m for m in modules if m.endswith(".script")] == ["planlineage.script"]
+    graph = import_graph()
+    assert {"planlineage.planner.request", "planlineage.spark.request"} <= set(graph.predecessors("planlineage.script"))
+    # Spark borrows nothing of Flink's engine (what both need lives outside either).
+    assert [
+        t for m, t in graph.edges if m.startswith("planlineage.spark") and t.startswith("planlineage.planner")
+    ] == []

@@ -21,7 +21,7 @@ from planlineage.planner.columns.algebra import (
 from planlineage.planner.columns.nodes import HANDLERS, Node
 from planlineage.planner.columns.nodes.tables import column_origin, sink_columns, table_columns, target_columns
 from planlineage.planner.columns.rowtypes import row_names
-from planlineage.planner.walk import embedded_tables, node_kind, plan_graph
+from planlineage.planner.walk import embedded_tables, node_kind, plan_graph, topological_order
 
 
 def fallback(n: Node, reason: str, warnings: list[str]) -> Relation:
@@ -77,8 +77,8 @@ def column_lineage(plan: dict, tables: dict) -> tuple[dict[str, SinkColumns], li
     relations: dict[int, Relation] = {}
     warnings: list[str] = []
     per_sink: dict[str, tuple[dict, dict]] = {}
-    for node_id in graph.topological_order():
-        node = graph.nodes[node_id]
+    for node_id in topological_order(graph):
+        node = graph.nodes[node_id]["node"]
         n = Node(
             node,
             node_kind(node),

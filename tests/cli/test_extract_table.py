@@ -3,7 +3,6 @@ as the JSON has it (the CLI end to end with a real planner: tests/flink/test_rea
 
 import pytest
 
-from planlineage.cli import extract as extract_cli
 from planlineage.cli.main import main
 from planlineage.document import (
     ColumnInput,
@@ -13,6 +12,7 @@ from planlineage.document import (
     SinkLineage,
     TableLineage,
 )
+from planlineage.render import render_table
 
 D = "default_catalog.default_database."
 
@@ -37,7 +37,7 @@ def direct(subtype, masking=False):
 
 
 def test_the_table_shows_each_sink_column_and_where_it_comes_from():
-    text = extract_cli.render_table(
+    text = render_table(
         lineage(
             {
                 "user_id": [ColumnInput(table=D + "orders", column="user_id", transformations=[direct("IDENTITY")])],
@@ -68,8 +68,8 @@ def test_the_table_shows_each_sink_column_and_where_it_comes_from():
 
 
 def test_without_columns_asked_the_table_is_as_before():
-    assert "columns" not in extract_cli.render_table(lineage(None))
-    assert extract_cli.render_table(lineage({})).endswith("\n  columns: (none found)")
+    assert "columns" not in render_table(lineage(None))
+    assert render_table(lineage({})).endswith("\n  columns: (none found)")
 
 
 @pytest.mark.parametrize("asked", [True, False])

@@ -59,10 +59,22 @@ STATE = LISTING | {
 }
 #: `submit` also reads the script (its statements say whether it writes a table) and queues its compile.
 SUBMIT = STATE | {
-    "planlineage.planner",
-    "planlineage.planner.script",
+    "planlineage.script",
     "planlineage.lifecycle.runner",
     "planlineage.lifecycle.compile_queue",
+}
+
+
+#: `extract` with a warm planner running: a thin client that reads the script and prints the warm
+#: planner's rendering. Neither the pipeline nor the document's models (pydantic), the walk
+#: (networkx), the naming or the planner's own modules: the warm planner holds them.
+WARM_EXTRACT = LISTING | {
+    "planlineage.cli.extract",
+    "planlineage.planner",
+    "planlineage.planner.cluster_jars",
+    "planlineage.script",
+    "planlineage.planner.versions",
+    "planlineage.planner.warm_client",
 }
 
 
@@ -163,6 +175,49 @@ def test_the_caller_that_starts_the_service_hands_it_the_lock_and_it_runs_niced(
     fd = service_start.try_lock(service_start.lock_path(store))
     assert fd is not None  # and its lock went with it
     os.close(fd)
+
+
+def test_warm_extract_is_a_thin_client_of_the_warm_planner(clean_env, tmp_path):
+    """A warm planner (here one that answers the socket protocol's `extract` without a JVM) gets the
+    script and the options; the command prints its answer and imports nothing that walks or names."""
+    import json
+    import socket
+    import tempfile
+    import threading
+
+    folder = Path(tempfile.mkdtemp(prefix="pl-thin-"))  # socket paths are short: not under tmp_path
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(folder / "flink-1.20.sock"))
+    server.listen(1)
+    asked = []
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            asked.append(json.loads(conn.makefile("rb").readline()))
+            conn.sendall(json.dumps({"ok": True, "output": "rendered by the warm planner\n"}).encode() + b"\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    script = tmp_path / "job.sql"
+    script.write_text("INSERT INTO sink SELECT * FROM source;\n", encoding="utf-8")
+    try:
+        found = imported_by(
+            ["extract", str(script), "--format", "dot", "--columns"],
+            env=dict(os.environ, PLANLINEAGE_PLANNER_DIR=str(folder)),
+        )
+    finally:
+        server.close()
+        for leftover in folder.iterdir():
+            leftover.unlink()
+        folder.rmdir()
+    assert found["code"] == 0
+    ((message,),) = [asked]
+    assert message["op"] == "extract"
+    request = message["request"]
+    assert (request["script"], request["format"], request["columns"]) == (script.read_text(), "dot", True)
+    assert (request["name"], request["flink_version"], request["jars"]) == (str(script), None, [])
+    assert set(found["planlineage"]) == WARM_EXTRACT
+    assert not set(found["top"]) & (set(HEAVY) | {"typing", "subprocess", "sqlite3", "platformdirs"})
 
 
 def test_a_lazy_logger_sets_logging_up_before_its_first_record():

@@ -96,7 +96,7 @@ def _runner_classes(classpath: list[str], folder: Path) -> Path:
 
 
 def _write_case(folder: Path, name: str, text: str) -> tuple[Path, dict[str, str]]:
-    from planlineage.planner import script
+    from planlineage import script
 
     statements = folder / "statements"
     statements.mkdir(parents=True)

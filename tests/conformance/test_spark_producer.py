@@ -36,7 +36,7 @@ PORTABLE = Placeholders()
 
 
 def _statements(text: str) -> list[str]:
-    from planlineage.planner import script
+    from planlineage import script
 
     return [statement.sql for statement in script.split(text)]
 

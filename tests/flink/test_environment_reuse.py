@@ -4,8 +4,8 @@ be as fresh as a new one: nothing job A declares, sets or loads is visible to jo
 import pytest
 from fixture_cases import before
 
+from planlineage import script as sql_script
 from planlineage.pipeline import ExtractError, extract
-from planlineage.planner import script as sql_script
 from planlineage.planner.compiler import Planner
 from planlineage.planner.request import build_request
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from planlineage.planner import script as sql_script
+from planlineage import script as sql_script
 from planlineage.planner.compiler import Planner
 from planlineage.planner.request import build_request
 

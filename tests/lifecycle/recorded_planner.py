@@ -60,7 +60,7 @@ class RecordedPlanner:
         """Records ``answer(minor)`` for ``sql`` on every version."""
         from fake_compile_server import key
 
-        from planlineage.planner import script
+        from planlineage import script
         from planlineage.planner.provisioned import Provisioned
         from planlineage.planner.request import build_request
 

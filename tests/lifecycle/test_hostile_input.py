@@ -14,7 +14,7 @@ import pytest
 from planlineage.errors import EXIT_INPUT
 from planlineage.lifecycle import compile_service, job_files, runner
 from planlineage.pipeline import _compile_error
-from planlineage.planner.script import split
+from planlineage.script import split
 from planlineage.store.sqlite import Store
 
 SECRET = "s3cr3t-test-only"

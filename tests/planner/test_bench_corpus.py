@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "bench"))
 
 import corpus
 
-from planlineage.planner import script as sql_script
+from planlineage import script as sql_script
 
 
 def test_corpus_is_large_reproducible_and_covers_every_shape(tmp_path):

@@ -1,6 +1,6 @@
 """What a stand-in function must look like, read from the SQL text alone (no JVM)."""
 
-from planlineage.planner import script
+from planlineage import script
 from planlineage.planner.function_usage import function_hints
 
 

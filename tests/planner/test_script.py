@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from planlineage.planner.script import Kind, ScriptError, runtime_mode, split
+from planlineage.script import Kind, ScriptError, runtime_mode, split
 
 
 def kinds(text):

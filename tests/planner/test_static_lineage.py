@@ -1,7 +1,7 @@
 """The degraded table-level lineage read from SQL text (used only when a stood-in catalog's tables
 cannot be given a schema that compiles)."""
 
-from planlineage.planner import script
+from planlineage import script
 from planlineage.planner.static_lineage import static_lineage
 
 D = "default_catalog.default_database."

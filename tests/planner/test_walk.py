@@ -147,3 +147,39 @@ def test_hint_values_with_commas_stay_whole():
 def test_identifiers_are_unquoted():
     assert unquote_identifier("`cat`.`my.db`.`we``ird`") == "cat.my.db.we`ird"
     assert node_kind({"type": "batch-exec-sink_2"}) == "batch-exec-sink"
+
+
+def test_the_plan_is_a_networkx_graph_whose_independent_inserts_are_separate_components():
+    import networkx as nx
+
+    from planlineage.planner.walk import plan_graph, topological_order
+
+    plan = {
+        "nodes": [scan(1, "a", {}), scan(2, "b", {}), sink(3, "x"), sink(4, "y"), scan(5, "a", {}), sink(6, "z")],
+        "edges": [
+            {"source": 1, "target": 3},
+            {"source": 2, "target": 4},
+            {"source": 5, "target": 6},
+            {"source": 5, "target": 6},  # read twice (a self-join): one dependency
+        ],
+    }
+    graph = plan_graph(plan)
+    assert isinstance(graph, nx.DiGraph)
+    assert sorted(sorted(c) for c in nx.weakly_connected_components(graph)) == [[1, 3], [2, 4], [5, 6]]
+    assert nx.ancestors(graph, 4) == {2}
+    # inputs first, generation by generation, plan order within one
+    assert topological_order(graph) == [1, 2, 5, 3, 4, 6]
+
+
+def test_a_plan_whose_edges_name_no_node_or_form_a_cycle_is_refused():
+    import pytest
+
+    from planlineage.planner.walk import plan_graph, topological_order
+
+    with pytest.raises(ValueError, match="names a node the plan does not have"):
+        plan_graph({"nodes": [scan(1, "a", {})], "edges": [{"source": 1, "target": 9}]})
+    looped = plan_graph(
+        {"nodes": [scan(1, "a", {}), sink(2, "x")], "edges": [{"source": 1, "target": 2}, {"source": 2, "target": 1}]}
+    )
+    with pytest.raises(ValueError, match="cycle"):
+        topological_order(looped)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from planlineage.planner import warm
+from planlineage.planner import warm_client
 
 
 @pytest.fixture
@@ -21,12 +21,12 @@ def sockets(monkeypatch):
     # Unix socket paths are limited to ~100 bytes: a short private folder, not under tmp_path.
     folder = Path(tempfile.mkdtemp(prefix="pl-conn-"))
     folder.chmod(0o700)
-    monkeypatch.setenv(warm.PLANNER_DIR_ENV, str(folder))
+    monkeypatch.setenv(warm_client.PLANNER_DIR_ENV, str(folder))
     yield folder
-    with warm._kept_lock:
-        for conn in warm._kept.values():
+    with warm_client._kept_lock:
+        for conn in warm_client._kept.values():
             conn.close()
-        warm._kept.clear()
+        warm_client._kept.clear()
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -81,7 +81,7 @@ class FakeWarmPlanner:
 def test_compiles_of_one_process_share_one_connection(sockets):
     fake = FakeWarmPlanner(sockets / "flink-1.20.sock")
     try:
-        answers = [warm.compile_warm("1.20", {"job": n}, 5.0) for n in range(3)]
+        answers = [warm_client.compile_warm("1.20", {"job": n}, 5.0) for n in range(3)]
         assert [a["job"] for a in answers] == [0, 1, 2]
         assert {a["connection"] for a in answers} == {1} and fake.connections == 1
     finally:
@@ -91,8 +91,8 @@ def test_compiles_of_one_process_share_one_connection(sockets):
 def test_a_kept_connection_the_planner_closed_is_replaced_once(sockets):
     fake = FakeWarmPlanner(sockets / "flink-1.20.sock", lines_per_connection=1)
     try:
-        first = warm.compile_warm("1.20", {"job": "a"}, 5.0)
-        second = warm.compile_warm("1.20", {"job": "b"}, 5.0)
+        first = warm_client.compile_warm("1.20", {"job": "a"}, 5.0)
+        second = warm_client.compile_warm("1.20", {"job": "b"}, 5.0)
         assert (first["job"], first["connection"]) == ("a", 1)
         assert (second["job"], second["connection"]) == ("b", 2)
     finally:
@@ -102,9 +102,9 @@ def test_a_kept_connection_the_planner_closed_is_replaced_once(sockets):
 def test_a_connection_that_timed_out_is_not_reused(sockets):
     fake = FakeWarmPlanner(sockets / "flink-1.20.sock", slow_job="slow", delay=0.5)
     try:
-        assert warm.compile_warm("1.20", {"job": "slow"}, 0.2) is None  # too late: the cold path answers
+        assert warm_client.compile_warm("1.20", {"job": "slow"}, 0.2) is None  # too late: the cold path answers
         time.sleep(0.6)  # the late answer has been written on the old connection by now
-        answer = warm.compile_warm("1.20", {"job": "next"}, 5.0)
+        answer = warm_client.compile_warm("1.20", {"job": "next"}, 5.0)
         assert answer["job"] == "next" and answer["connection"] == 2
     finally:
         fake.close()
@@ -112,8 +112,8 @@ def test_a_connection_that_timed_out_is_not_reused(sockets):
 
 def test_a_kept_connection_to_a_planner_that_died_leaves_the_job_to_the_cold_path(sockets):
     fake = FakeWarmPlanner(sockets / "flink-1.20.sock")
-    assert warm.compile_warm("1.20", {"job": 1}, 5.0)["ok"]
+    assert warm_client.compile_warm("1.20", {"job": 1}, 5.0)["ok"]
     fake.close()  # no longer listening; its socket file is left behind, as by a killed worker
-    for conn in list(warm._kept.values()):
+    for conn in list(warm_client._kept.values()):
         conn.sock.shutdown(socket.SHUT_RDWR)  # its end of the kept connection is gone too
-    assert warm.compile_warm("1.20", {"job": 2}, 5.0) is None
+    assert warm_client.compile_warm("1.20", {"job": 2}, 5.0) is None

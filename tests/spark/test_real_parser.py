@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from planlineage import script as sql_script
 from planlineage.pipeline import ExtractError
-from planlineage.planner import script as sql_script
 from planlineage.spark import extract
 from planlineage.spark.extract import lineage_of
+from planlineage.spark.request import build_request
 
 from .conftest import VERSION
 
@@ -43,7 +44,7 @@ def test_recorded_fixture_is_what_this_spark_parses(parser, case):
     minor = ".".join(VERSION.split(".")[:2])
     script = (SPARK / "sql" / f"{case}.sql").read_text()
     statements = sql_script.split(script)
-    live = parser.parse([{"sql": s.sql, "line": s.line} for s in statements])
+    live = parser.parse(build_request(statements))
     recorded = json.loads((SPARK / "plans" / minor / f"{case}.json").read_text())
     assert [s["class"] for s in live["statements"]] == [s["class"] for s in recorded["statements"]]
     conf = EXPECTED[case]["conf"]

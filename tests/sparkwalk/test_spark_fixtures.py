@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from planlineage import script as sql_script
 from planlineage.pipeline import ExtractError
-from planlineage.planner import script as sql_script
 from planlineage.spark.extract import lineage_of
 from planlineage.spark.versions import SUPPORTED
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 import re
 from enum import Enum
-from typing import Literal
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # annotations only: submit and a warm extract load this module, typing costs them ~5 ms
+    from typing import Literal
 
 
 class Kind(str, Enum):
