@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from planlineage.planner import script as flink_script
+from planlineage import script as flink_script
 
 _DEFINITION = re.compile(r"^\s*([^\s:=;'\"`]+)\s*:=\s*(.*?)\s*$", re.DOTALL)
 _PLACEHOLDER = re.compile(r"\$\{(.+?)}")

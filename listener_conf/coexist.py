@@ -104,8 +104,8 @@ def submission_job(
     the listener entries ``flink-conf`` adds to the cluster's configuration (``lineage.flink-listener``
     on, Flink 2.0 or later). ``values``: the settings (:meth:`Settings.list`).
     """
+    from planlineage import script
     from planlineage.listener_conf import flink_entries
-    from planlineage.planner import script
 
     conf: dict[str, str] = {}
     for statement in script.split(script_text or ""):
