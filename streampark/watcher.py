@@ -224,7 +224,7 @@ class Watcher:
                 continue
             self._app(app, prev, snap, first, started.get(app.key), log_ok, now)
         newest = max([r.id for r in rows], default=cursor)
-        ledger.save(self.store, self.key, newest, fresh)
+        ledger.save(self.store, self.key, newest, fresh, before=snaps)  # only the rows that changed
         if skipped:
             self.once(
                 f"skipped:{skipped}",
