@@ -72,10 +72,11 @@ def load(store: Store, source: str) -> tuple[int | None, dict[str, Snap]]:
 
     def read(conn: sqlite3.Connection) -> tuple[int | None, dict[str, Snap]]:
         row = conn.execute("SELECT cursor FROM streampark_watch WHERE source = ?", (source,)).fetchone()
-        snaps = {
-            r["app_key"]: Snap(r["state"], r["job_id"], r["run_job_id"], r["lost_since"], bool(r["lost_sent"]))
-            for r in conn.execute("SELECT * FROM streampark_apps WHERE source = ?", (source,))
-        }
+        rows = conn.execute(
+            "SELECT app_key, state, job_id, run_job_id, lost_since, lost_sent FROM streampark_apps WHERE source = ?",
+            (source,),
+        )
+        snaps = {r[0]: Snap(r[1], r[2], r[3], r[4], bool(r[5])) for r in rows}  # by position: read every poll
         return (None if row is None else int(row["cursor"])), snaps
 
     return store.read(read, default=(None, {}))
