@@ -191,8 +191,7 @@ def _run_prefixes(conn, rows: list) -> list:
 def _claim(
     store: Store, holder: str, batch: int, lease_seconds: float, delivered: list[int] | None = None
 ) -> list[dict[str, Any]]:
-    """Take the next batch; in the same transaction, remove the previous batch's ``delivered``
-    rows (still leased by ``holder``, so no other process took them or a later row of their run)."""
+    """Take the next batch, removing the previous batch's ``delivered`` rows (still leased by us)."""
 
     def claim(conn) -> list[dict[str, Any]]:
         _remove_delivered(conn, holder, delivered)
@@ -241,8 +240,7 @@ def _verdict(outcome: Any) -> str:
 
 
 def _settle(store: Store, holder: str, row: dict[str, Any], verdict: str, reason: str, policy: RetryPolicy) -> str:
-    """Record what became of one claimed row that was not delivered; the verdict as applied
-    (``backoff`` may park).  Delivered rows are removed a batch at a time (:func:`_remove_delivered`)."""
+    """Record what became of one claimed row not delivered; the verdict as applied (``backoff`` may park)."""
 
     def settle(conn) -> str:
         now = conn.clock()
@@ -276,19 +274,6 @@ def _settle(store: Store, holder: str, row: dict[str, Any], verdict: str, reason
         return verdict
 
     return store.write(settle, exclusive=False)
-
-
-def _counts(store: Store) -> tuple[int, int]:
-    """``(pending, parked)`` in one read."""
-    return store.read(
-        lambda c: tuple(
-            c.execute(
-                "SELECT COALESCE(SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END), 0), "
-                "COALESCE(SUM(CASE WHEN status = 'parked' THEN 1 ELSE 0 END), 0) FROM outbox"
-            ).fetchone()
-        ),
-        default=(0, 0),
-    )
 
 
 def count_pending(store: Store) -> int:
@@ -392,7 +377,8 @@ def deliver_pending(
                 )
     finally:
         _release_all(store, holder, delivered)
-    report.remaining, report.parked_total = _counts(store)
+    report.remaining = count_pending(store)
+    report.parked_total = count_parked(store)
     return report
 
 

@@ -1,6 +1,6 @@
 """A platform simulation: ``planlineage watch`` over a StreamPark estate of N Flink SQL apps.
 
-    nice python bench/platform.py [--apps 10000] [--running 0.3] [--changes 1000] [--minutes 10]
+    nice python bench/platform_sim.py [--apps 10000] [--running 0.3] [--changes 1000] [--minutes 10]
 
 A private throwaway PostgreSQL (tests/streampark/servers.py, as the watcher tests start it) holds
 StreamPark's schema (tests/streampark/schemas.py, with upstream's indexes) and ``--apps`` Flink SQL
@@ -42,10 +42,6 @@ from collections import Counter, defaultdict
 from datetime import datetime
 from pathlib import Path
 
-# This file shares the standard library's module name: keep its folder off the import path, or
-# every later `import platform` (uuid, psycopg...) would load this script instead.
-sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != Path(__file__).resolve().parent]
-
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 for folder in (ROOT / "tests", ROOT / "tests" / "streampark"):
@@ -60,14 +56,10 @@ END_EVENTS = {CANCELED: "ABORT", FAILED: "FAIL", FINISHED: "COMPLETE"}
 
 
 def _corpus():
-    """bench/corpus.py, loaded from its file (this folder is kept off the import path)."""
-    import importlib.util
+    """bench/corpus.py (this script's folder is on the import path when it runs)."""
+    import corpus
 
-    spec = importlib.util.spec_from_file_location("bench_corpus", HERE / "corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return corpus
 
 
 def _renamed(script: str, suffix: str) -> str:
