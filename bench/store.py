@@ -59,25 +59,25 @@ def fill(store, events: int, runs: int) -> None:
         outbox.enqueue(store, run, payloads)
 
 
-def flusher(target: str, home: str, address: str, ready, go) -> None:
+def flusher(target: str, home: str, address: str, ready, go, batch: int) -> None:
     store = open_store(target, Path(home))
     with create_transport("gravitino", {"address": address}) as transport:
         ready.wait()
         go.wait()
-        while outbox.deliver_pending(store, transport, 60, batch=20).delivered:
+        while outbox.deliver_pending(store, transport, 60, batch=batch).delivered:
             pass
 
 
-def measure(label: str, target: str, home: Path, flushers: int, events: int, runs: int) -> float:
+def measure(label: str, target: str, home: Path, flushers: int, events: int, runs: int, batch: int) -> float:
     store = open_store(target, home)
     fill(store, events, runs)
     queued = outbox.count_pending(store)
-    with GravitinoTestServer() as server:
+    with GravitinoTestServer(keep_alive=True) as server:
         context = multiprocessing.get_context("fork")
         ready = context.Barrier(flushers + 1)
         go = context.Event()
         procs = [
-            context.Process(target=flusher, args=(target, str(home), server.address, ready, go))
+            context.Process(target=flusher, args=(target, str(home), server.address, ready, go, batch))
             for _ in range(flushers)
         ]
         for proc in procs:
@@ -103,6 +103,8 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--flushers", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=outbox.DEFAULT_BATCH, help="rows per claim")
+    parser.add_argument("--postgres-only", action="store_true", help="only PostgreSQL with --flushers flushers")
     args = parser.parse_args()
     with postgres_server(durable=True) as pg, tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
@@ -112,7 +114,10 @@ def main() -> int:
             (f"SQLite, {args.flushers} flushers (reference)", str(home / "b.db"), args.flushers),
             ("PostgreSQL, 1 flusher (reference)", pg.create_database("bench_b"), 1),
         ]
-        rates = [measure(label, target, home, n, args.events, args.runs) for label, target, n in cases]
+        if args.postgres_only:
+            measure(cases[1][0], cases[1][1], home, args.flushers, args.events, args.runs, args.batch)
+            return 0
+        rates = [measure(label, target, home, n, args.events, args.runs, args.batch) for label, target, n in cases]
     print(f"PostgreSQL with {args.flushers} flushers / SQLite with 1: {rates[1] / rates[0]:.2f}x")
     return 0
 

@@ -34,6 +34,10 @@ lease is absent or expired, and never a row of a run whose earlier row is still 
 else, so two processes flushing at once neither send the same ``(runId, job, eventType)`` twice
 nor send a run's later event before its earlier one.  The lease outlives the pass's deadline, so
 only a process that died mid-send lets another one retry its rows (at-least-once, never lost).
+Delivered rows are removed a batch at a time, in the transaction that claims the next batch (or
+releases the claims): a pass costs a few store round trips per batch, not per event.  A process
+that dies mid-batch leaves its sent rows leased; they are sent again after the lease
+(at-least-once, as for a send cut mid-request).
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from planlineage.store.sqlite import Store
 
 log = logging.getLogger("planlineage.emitter")
 
-DEFAULT_BATCH = 20
+DEFAULT_BATCH = 50  # rows per claim: a pass costs a few store transactions per batch
 LEASE_MARGIN_SECONDS = 30.0
 MAX_BACKOFF_SECONDS = 600.0
 #: Answers that say the server as a whole cannot take events now: stop the pass, count nothing.
@@ -184,8 +188,13 @@ def _run_prefixes(conn, rows: list) -> list:
     return [r for r in rows if r["id"] in allowed]
 
 
-def _claim(store: Store, holder: str, batch: int, lease_seconds: float) -> list[dict[str, Any]]:
+def _claim(
+    store: Store, holder: str, batch: int, lease_seconds: float, delivered: list[int] | None = None
+) -> list[dict[str, Any]]:
+    """Take the next batch, removing the previous batch's ``delivered`` rows (still leased by us)."""
+
     def claim(conn) -> list[dict[str, Any]]:
+        _remove_delivered(conn, holder, delivered)
         now = conn.clock()
         rows = conn.execute(_CLAIMABLE + conn.skip_locked, {"now": now, "batch": batch}).fetchall()
         rows = _run_prefixes(conn, rows)
@@ -201,11 +210,20 @@ def _claim(store: Store, holder: str, batch: int, lease_seconds: float) -> list[
     return store.write(claim, exclusive=False)
 
 
-def _release_all(store: Store, holder: str) -> None:
-    store.write(
-        lambda c: c.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (holder,)),
-        exclusive=False,
-    )
+def _remove_delivered(conn, holder: str, delivered: list[int] | None) -> None:
+    """Delete the rows this pass delivered (one statement for a whole batch)."""
+    if delivered:
+        marks = ",".join("?" * len(delivered))
+        conn.execute(f"DELETE FROM outbox WHERE claimed_by = ? AND id IN ({marks})", (holder, *delivered))
+        delivered.clear()
+
+
+def _release_all(store: Store, holder: str, delivered: list[int] | None = None) -> None:
+    def release(conn) -> None:
+        _remove_delivered(conn, holder, delivered)
+        conn.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (holder,))
+
+    store.write(release, exclusive=False)
 
 
 def _verdict(outcome: Any) -> str:
@@ -222,16 +240,13 @@ def _verdict(outcome: Any) -> str:
 
 
 def _settle(store: Store, holder: str, row: dict[str, Any], verdict: str, reason: str, policy: RetryPolicy) -> str:
-    """Record what became of one claimed row; the verdict as applied (``backoff`` may park)."""
+    """Record what became of one claimed row not delivered; the verdict as applied (``backoff`` may park)."""
 
     def settle(conn) -> str:
         now = conn.clock()
         where = "WHERE id = ? AND claimed_by = ?"
         key = (row["id"], holder)
         release = "claimed_by = NULL, claim_until = NULL"
-        if verdict == "delivered":
-            conn.execute(f"DELETE FROM outbox {where}", key)
-            return verdict
         if verdict == "unavailable":
             conn.execute(f"UPDATE outbox SET last_error = ?, {release} {where}", (reason, *key))
             return verdict
@@ -315,12 +330,13 @@ def deliver_pending(
     started = time.monotonic()
     lease = deadline_seconds + LEASE_MARGIN_SECONDS
     held_back: set[str] = set()  # runs with a failed row in this pass: their later rows wait
+    delivered: list[int] = []  # sent, still leased: removed with the next claim or the release
     try:
         while report.stopped is None and not report.timed_out and not report.stale:
             if time.monotonic() - started >= deadline_seconds:
                 report.timed_out = True
                 break
-            rows = [r for r in _claim(store, holder, batch, lease) if r["run_id"] not in held_back]
+            rows = [r for r in _claim(store, holder, batch, lease, delivered) if r["run_id"] not in held_back]
             if not rows:
                 break
             for row in rows:
@@ -332,6 +348,10 @@ def deliver_pending(
                     break
                 outcome = transport.send(row["payload"], timeout=left)
                 verdict = _verdict(outcome)
+                if verdict == "delivered":
+                    delivered.append(row["id"])
+                    report.delivered += 1
+                    continue
                 reason = getattr(outcome, "reason", "")
                 if verdict == "park-access" and stale is not None and stale(True):
                     # sent with settings changed meanwhile (a fixed token): due again, with the new ones
@@ -339,9 +359,6 @@ def deliver_pending(
                     report.stale = True
                     break
                 applied = _settle(store, holder, row, verdict, reason, policy)
-                if applied == "delivered":
-                    report.delivered += 1
-                    continue
                 held_back.add(row["run_id"])
                 if applied == "unavailable":
                     report.retry_later += 1
@@ -359,7 +376,7 @@ def deliver_pending(
                     short(reason),
                 )
     finally:
-        _release_all(store, holder)
+        _release_all(store, holder, delivered)
     report.remaining = count_pending(store)
     report.parked_total = count_parked(store)
     return report

@@ -53,7 +53,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planlineage.lifecycle import job_files, runner, service_start, spool
+from planlineage.lifecycle import job_files, planner_pool, runner, service_start, spool
 from planlineage.lifecycle.job_files import CompileJob
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _kill_leftovers(store: Store) -> None:
 class Service:
     def __init__(self, store: Store, planners: int, idle_seconds: float):
         self.store = store
-        self.pool = PlannerPool(planners, self._remember)
+        self.pool = PlannerPool(planners, self._remember, threads=planner_pool.COMPILE_THREADS)
         self.large_pool = PlannerPool(1, self._remember)  # the lane of large jobs
         self.idle_seconds = idle_seconds
         self.taken: set[str] = set()
@@ -273,7 +273,7 @@ class Service:
                 return False
             self.taken_large.add(path.name)
             return True
-        return len(self.taken) - len(self.taken_large) < 4 * self.pool.size
+        return len(self.taken) - len(self.taken_large) < 4 * self.pool.capacity
 
     def _claim_shared(self, compiles) -> None:
         """Claim jobs while this node has a free planner; renew the leases it holds."""
@@ -289,7 +289,7 @@ class Service:
         while True:
             with self.lock:  # leave the rest to the other nodes (a large job waits for the lane)
                 usual = len(self.taken) - len(self.taken_large)
-                if usual >= self.pool.size or len(self.taken_large) >= LARGE_JOBS_HELD:
+                if usual >= self.pool.capacity or len(self.taken_large) >= LARGE_JOBS_HELD:
                     return
             claimed = compile_jobs.claim_next(self.store, self.holder, self.lease)
             if claimed is None:
@@ -364,7 +364,7 @@ class Service:
                 pass
 
         with (
-            ThreadPoolExecutor(self.pool.size, "compile", initializer=lower_priority) as compiles,
+            ThreadPoolExecutor(self.pool.capacity, "compile", initializer=lower_priority) as compiles,
             ThreadPoolExecutor(1, "compile-large", initializer=lower_priority) as large,
         ):
             self.large_lane = large

@@ -72,17 +72,29 @@ def load(store: Store, source: str) -> tuple[int | None, dict[str, Snap]]:
 
     def read(conn: sqlite3.Connection) -> tuple[int | None, dict[str, Snap]]:
         row = conn.execute("SELECT cursor FROM streampark_watch WHERE source = ?", (source,)).fetchone()
-        snaps = {
-            r["app_key"]: Snap(r["state"], r["job_id"], r["run_job_id"], r["lost_since"], bool(r["lost_sent"]))
-            for r in conn.execute("SELECT * FROM streampark_apps WHERE source = ?", (source,))
-        }
+        rows = conn.execute(
+            "SELECT app_key, state, job_id, run_job_id, lost_since, lost_sent FROM streampark_apps WHERE source = ?",
+            (source,),
+        )
+        snaps = {r[0]: Snap(r[1], r[2], r[3], r[4], bool(r[5])) for r in rows}  # by position: read every poll
         return (None if row is None else int(row["cursor"])), snaps
 
     return store.read(read, default=(None, {}))
 
 
-def save(store: Store, source: str, cursor: int, snapshot: dict[str, Snap]) -> None:
-    """Cursor and snapshot in one transaction: a crash between polls replays nothing twice."""
+def save(
+    store: Store, source: str, cursor: int, snapshot: dict[str, Snap], before: dict[str, Snap] | None = None
+) -> None:
+    """Cursor and snapshot in one transaction: a crash between polls replays nothing twice.
+
+    ``before``: the snapshot as loaded at the start of the poll; then only the apps whose row
+    differs are written and the apps gone are deleted, so a poll of an estate of thousands of apps
+    where few changed writes few rows (None: the whole snapshot is rewritten)."""
+    if before is None:
+        changed, gone, everything = snapshot, [], True
+    else:
+        changed = {key: s for key, s in snapshot.items() if before.get(key) != s}
+        gone, everything = [key for key in before if key not in snapshot], False
 
     def write(conn: sqlite3.Connection) -> None:
         _ensure(conn)
@@ -91,17 +103,28 @@ def save(store: Store, source: str, cursor: int, snapshot: dict[str, Snap]) -> N
             "ON CONFLICT (source) DO UPDATE SET cursor = excluded.cursor, updated = excluded.updated",
             (source, cursor, utc_now()),
         )
-        conn.execute("DELETE FROM streampark_apps WHERE source = ?", (source,))
-        conn.executemany(
-            "INSERT INTO streampark_apps (source, app_key, state, job_id, run_job_id, lost_since, lost_sent) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (source, key, s.state, s.job_id, s.run_job_id, s.lost_since, int(s.lost_sent))
-                for key, s in snapshot.items()
-            ],
-        )
+        if everything:
+            conn.execute("DELETE FROM streampark_apps WHERE source = ?", (source,))
+        elif gone:
+            conn.executemany(
+                "DELETE FROM streampark_apps WHERE source = ? AND app_key = ?", [(source, key) for key in gone]
+            )
+        if changed:
+            conn.executemany(_UPSERT, [_row(source, key, s) for key, s in changed.items()])
 
     store.write(write)
+
+
+_UPSERT = (
+    "INSERT INTO streampark_apps (source, app_key, state, job_id, run_job_id, lost_since, lost_sent) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, app_key) DO UPDATE SET "
+    "state = excluded.state, job_id = excluded.job_id, run_job_id = excluded.run_job_id, "
+    "lost_since = excluded.lost_since, lost_sent = excluded.lost_sent"
+)
+
+
+def _row(source: str, key: str, s: Snap) -> tuple:
+    return (source, key, s.state, s.job_id, s.run_job_id, s.lost_since, int(s.lost_sent))
 
 
 def save_app(store: Store, source: str, app_key: str, snap: Snap) -> None:
@@ -109,13 +132,7 @@ def save_app(store: Store, source: str, app_key: str, snap: Snap) -> None:
 
     def write(conn: sqlite3.Connection) -> None:
         _ensure(conn)
-        conn.execute(
-            "INSERT INTO streampark_apps (source, app_key, state, job_id, run_job_id, lost_since, "
-            "lost_sent) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, app_key) DO UPDATE SET "
-            "state = excluded.state, job_id = excluded.job_id, run_job_id = excluded.run_job_id, "
-            "lost_since = excluded.lost_since, lost_sent = excluded.lost_sent",
-            (source, app_key, snap.state, snap.job_id, snap.run_job_id, snap.lost_since, int(snap.lost_sent)),
-        )
+        conn.execute(_UPSERT, _row(source, app_key, snap))
 
     store.write(write)
 

@@ -223,14 +223,16 @@ class Watcher:
                     skipped += 1
                     if self.options.verbose:
                         self.once(f"excluded:{app.key}:{reason}", f"{app.key} {app.job_name}: not reported: {reason}")
-                if prev is not None and self._open_run(app):
+                # The store is asked only when the app moved: an estate of thousands of apps not
+                # reported costs no store read per app per poll.
+                if prev is not None and _moved(app, prev, app.key in started) and self._open_run(app):
                     self._follow(app, prev, snap, app.key in started, now)
                 elif app.engine == SPARK and prev is not None and prev.state != app.state:
                     self.verbose(f"{app.key} {app.job_name}: {state_name(SPARK, app.state)} (not reported: {reason})")
                 continue
             self._app(app, prev, snap, first, started.get(app.key), log_ok, now)
         newest = max([r.id for r in rows], default=cursor)
-        ledger.save(self.store, self.key, newest, fresh)
+        ledger.save(self.store, self.key, newest, fresh, before=snaps)  # only the rows that changed
         if skipped:
             self.once(
                 f"skipped:{skipped}",
@@ -437,6 +439,12 @@ class Watcher:
 
     def close(self) -> None:
         self.source.close()
+
+
+def _moved(app: App, prev: Snap, logged: bool) -> bool:
+    """Whether :meth:`Watcher._follow` has anything to do for an app no longer selected."""
+    restarted = bool(app.job_id and prev.job_id and app.job_id != prev.job_id)
+    return logged or restarted or prev.state != app.state or state_name(app.engine, app.state) == "LOST"
 
 
 def _started_by_row(snap: Snap) -> int:

@@ -208,7 +208,11 @@ class GravitinoTestServer:
         hang_requests: int = 0,
         hang_seconds: float = 0.0,
         die_after: int | None = None,
+        keep_alive: bool = False,
     ) -> None:
+        """``keep_alive``: answer over HTTP/1.1 persistent connections, as Gravitino's Jetty does
+        (for benchmarks; the tests keep HTTP/1.0, so :meth:`down` also ends every connection)."""
+        self.keep_alive = keep_alive
         self.refuse_runs = set(refuse_runs)
         self.hang_requests = hang_requests
         self.hang_seconds = hang_seconds
@@ -235,7 +239,9 @@ class GravitinoTestServer:
     url = address
 
     def _listen(self) -> None:
-        handler = type("Handler", (_Handler,), {"owner": self})
+        handler = type(
+            "Handler", (_Handler,), {"owner": self, "protocol_version": "HTTP/1.1" if self.keep_alive else "HTTP/1.0"}
+        )
         httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         httpd.daemon_threads = True
         self.port = httpd.server_address[1]

@@ -260,6 +260,28 @@ def test_concurrent_flushes_deliver_each_event_exactly_once_and_in_run_order(sto
     assert len(runs) == 8 and all(seen == sorted(seen) for seen in runs.values())
 
 
+def test_a_pass_costs_a_few_store_transactions_per_batch_not_one_per_event(store, server, monkeypatch):
+    queued = []
+    for _ in range(20):
+        queued += queue_run(store)  # 20 runs x 3 events
+    transactions = []
+    for name in ("read", "write"):
+        real = getattr(store, name)
+
+        def counted(fn, *args, _real=real, **kwargs):
+            transactions.append(fn)
+            return _real(fn, *args, **kwargs)
+
+        monkeypatch.setattr(store, name, counted)
+    report = outbox.deliver_pending(store, transport_for(server), deadline_seconds=30, batch=20)
+    assert report.delivered == len(queued) == 60 and report.remaining == 0
+    assert set(server.keys().values()) == {1} and len(server.keys()) == 60
+    # 60 events in batches of 20: one claim per batch (which also removes the batch before), an
+    # empty claim, the release and the two counts; one transaction per event would be 60 or more
+    assert len(transactions) <= 60 // 20 + 4, len(transactions)
+    assert store.rows("SELECT * FROM outbox") == []
+
+
 def test_describe_is_one_line():
     report = outbox.FlushReport(delivered=2, parked=1, remaining=3, stopped="Gravitino at x answered HTTP 429")
     line = outbox.describe(report)

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from planlineage.errors import EXIT_INPUT
-from planlineage.lifecycle import compile_service, job_files, runner
+from planlineage.lifecycle import compile_service, job_files, planner_pool, runner
 from planlineage.pipeline import _compile_error
 from planlineage.script import split
 from planlineage.store.sqlite import Store
@@ -104,7 +104,8 @@ def test_a_large_job_of_a_shared_store_does_not_hold_up_claiming_the_usual_ones(
     from planlineage.lifecycle import compile_jobs
 
     large = {"run_id": "large", "sql": "x" * (compile_service.LARGE_JOB_BYTES + 1)}
-    waiting = [large, {"run_id": "small-1", "sql": "INSERT"}, {"run_id": "small-2", "sql": "INSERT"}]
+    threads = planner_pool.COMPILE_THREADS  # the jobs one planner's JVM compiles at once
+    waiting = [large] + [{"run_id": f"small-{i}", "sql": "INSERT"} for i in range(1, threads + 2)]
     monkeypatch.setattr(compile_jobs, "claim_next", lambda store, holder, lease: (waiting.pop(0), 1))
     monkeypatch.setattr(compile_jobs, "renew_all", lambda store, holder, lease: 0)
     store = SimpleNamespace(shared=True, path=tmp_path / "state.db")
@@ -120,5 +121,5 @@ def test_a_large_job_of_a_shared_store_does_not_hold_up_claiming_the_usual_ones(
 
     service.large_lane = Threads("lane")
     service._claim_shared(Threads("compiles"))
-    assert handed == {"compiles": ["small-1"], "lane": ["large"]}
-    assert [job["run_id"] for job in waiting] == ["small-2"]  # one planner: one usual job taken
+    assert handed == {"compiles": [f"small-{i}" for i in range(1, threads + 1)], "lane": ["large"]}
+    assert [job["run_id"] for job in waiting] == [f"small-{threads + 1}"]  # one planner: its threads' jobs taken

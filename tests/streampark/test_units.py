@@ -298,3 +298,34 @@ def test_the_placeholder_pattern_does_not_backtrack_on_long_names():
     text = ("${" + "a" * 50_000 + " ") * 4  # never closed: no placeholder
     outcome, seconds, _ = _bounded(lambda: sql.replace_variables(text, {"ab": "x"}))
     assert outcome == text and seconds < 1, seconds
+
+
+def test_a_poll_writes_only_the_snapshot_rows_that_changed(tmp_path, monkeypatch):
+    from planlineage.store.sqlite import Store
+    from planlineage.streampark import ledger
+
+    store = Store(tmp_path / "state.db")
+    snapshot = {f"flink:{i}": ledger.Snap(5, f"job{i}", "adopted:") for i in range(2000)}
+    ledger.save(store, "pg://sp", 10, snapshot)
+    cursor, before = ledger.load(store, "pg://sp")
+    assert (cursor, before) == (10, snapshot)
+
+    written = []
+    real = store.write
+
+    def counted(fn, **kwargs):
+        def measured(conn):
+            start = conn.total_changes
+            result = fn(conn)
+            written.append(conn.total_changes - start)
+            return result
+
+        return real(measured, **kwargs)
+
+    monkeypatch.setattr(store, "write", counted)
+    after = {key: ledger.Snap(s.state, s.job_id, s.run_job_id) for key, s in before.items()}
+    after["flink:7"] = ledger.Snap(9, "job7", "adopted:")  # one app canceled
+    del after["flink:8"]  # one app deleted
+    ledger.save(store, "pg://sp", 11, after, before=before)
+    assert written == [3]  # the cursor, one app's row, one deletion: not 2,000 rows rewritten
+    assert ledger.load(store, "pg://sp") == (11, after)

@@ -446,3 +446,29 @@ def test_a_bomb_row_and_200k_placeholders_are_skipped_with_a_warning_and_the_oth
     assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
     assert seconds < 60 and peak < 48 << 20, (seconds, peak)  # 40 MiB inflated, twice, before the limit
     exactly_once(gravitino)
+
+
+def test_a_poll_over_apps_not_reported_reads_no_run_per_app(streampark, watch, gravitino, monkeypatch):
+    """Thousands of apps the watcher does not report (not flagged, not listed) cost one query of
+    the apps per poll, never a store read per app: the run of such an app is only looked up when
+    the app moved (a start, a new job id, a new state)."""
+    from planlineage.lifecycle import runs
+
+    sp = streampark("2.1.x")
+    c = sp.console
+    watch.recorded()
+    listed = c.create_app("listed", ONE_SINK)
+    others = [c.create_app(f"other_{i}", ONE_SINK) for i in range(40)]
+    for app in others[:20]:
+        c.start(app)
+        c.set_state(app, RUNNING)
+    watch.once(sp.url, "--apps", f"flink:{listed}")  # baseline: every app in the snapshot
+    asked: list[str] = []
+    real = runs.current_run
+    monkeypatch.setattr(runs, "current_run", lambda store, app_id: asked.append(app_id) or real(store, app_id))
+    watch.once(sp.url, "--apps", f"flink:{listed}")  # nothing moved
+    assert asked == []
+    c.set_state(others[0], CANCELED)  # one app not reported moved: its run (none) is looked up alone
+    watch.once(sp.url, "--apps", f"flink:{listed}")
+    assert asked == [f"flink:{others[0]}"]
+    assert gravitino.events == []

@@ -1,0 +1,64 @@
+"""The compile service's pool: one planner JVM per version compiles several jobs at once, within
+the bound on JVMs (no JVM is started here: slots are only handed out and given back)."""
+
+from __future__ import annotations
+
+import threading
+
+from planlineage.lifecycle import compile_service, planner_pool
+
+
+def _waiter(pool: planner_pool.PlannerPool, version: str):
+    """A caller asking for a slot in a thread of its own: ``(thread, [slot once it has one])``."""
+    got: list = []
+    thread = threading.Thread(target=lambda: got.append(pool.acquire(version)), daemon=True)
+    thread.start()
+    return thread, got
+
+
+def _taken_within(pool: planner_pool.PlannerPool, version: str, seconds: float) -> planner_pool._Slot | None:
+    thread, got = _waiter(pool, version)
+    thread.join(seconds)
+    return got[0] if got else None
+
+
+def test_one_jvm_is_handed_to_as_many_compiles_as_its_threads_and_no_more():
+    pool = planner_pool.PlannerPool(1, lambda pid: None, threads=2)
+    first = pool.acquire("1.20")
+    second = _taken_within(pool, "1.20", 2)
+    assert second is first  # the same JVM compiles the second job at once, no second JVM
+    assert first.threads == 2 and pool.capacity == 2
+    thread, third = _waiter(pool, "1.20")
+    thread.join(0.3)
+    assert third == []  # a third waits for a free thread
+    pool.release(first)
+    thread.join(2)
+    assert third == [first]
+    pool.close()
+
+
+def test_another_version_waits_for_the_jvm_to_be_idle_then_replaces_it():
+    pool = planner_pool.PlannerPool(1, lambda pid: None, threads=2)
+    old = pool.acquire("1.19")
+    thread, new = _waiter(pool, "1.20")
+    thread.join(0.3)
+    assert new == []  # the bound of 1 JVM holds while 1.19 compiles
+    pool.release(old)
+    thread.join(2)
+    assert len(new) == 1 and new[0] is not old and new[0].version == "1.20"
+    pool.close()
+
+
+def test_a_spark_place_is_one_job_as_each_spark_compile_starts_its_own_jvm():
+    pool = planner_pool.PlannerPool(1, lambda pid: None, threads=2)
+    first = pool.acquire("spark-3.5")
+    assert first.threads == 1 and _taken_within(pool, "spark-3.5", 0.3) is None
+    pool.release(first)
+    pool.close()
+
+
+def test_the_compile_service_runs_as_many_compile_threads_as_its_jvms_take(tmp_path):
+    from planlineage.store.sqlite import Store
+
+    service = compile_service.Service(Store(tmp_path / "state.db"), planners=1, idle_seconds=1)
+    assert service.pool.size == 1 and service.pool.capacity == planner_pool.COMPILE_THREADS >= 2
