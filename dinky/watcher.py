@@ -41,9 +41,9 @@ from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
 from planlineage.streampark.connection import Source
 from planlineage.streampark.history import replayed
 from planlineage.streampark.ledger import Snap
+from planlineage.streampark.loop import PlatformWatcher
 from planlineage.streampark.url import Target
 from planlineage.streampark.watcher import POLL_FLUSH_SECONDS
-from planlineage.streampark.watcher import Watcher as StreamParkWatcher
 
 
 @dataclass
@@ -55,7 +55,7 @@ class Options:
 
 
 @dataclass
-class Watcher:
+class Watcher(PlatformWatcher):
     target: Target
     store: Store
     settings: Settings
@@ -71,13 +71,6 @@ class Watcher:
         self.key = "dinky:" + self.target.key()
         self.lead_name = f"dinky-watch:{self.target.key()}"
         self._said: set[str] = set()
-
-    # The StreamPark watcher's say-once, verbose and compile bookkeeping apply as they are.
-    once = StreamParkWatcher.once
-    verbose = StreamParkWatcher.verbose
-    compiling = StreamParkWatcher.compiling
-    settle = StreamParkWatcher.settle
-    close = StreamParkWatcher.close
 
     # -- which tasks ------------------------------------------------------------------------
 
@@ -145,18 +138,18 @@ class Watcher:
             if snap.run_job_id != f"instance:{inst.id}":  # not started by this row before a crash
                 self._start(task, inst, snap, "submitted")
             self._state(task, inst, snap, now, force=True)
-        tracked = {
-            key: _instance_of(snap)
-            for key, snap in snaps.items()
-            if _instance_of(snap) and int(key.split(":")[1]) not in newest
-        }
+        tracked: dict[str, int] = {}
+        for key, snap in snaps.items():
+            instance_id = _instance_of(snap)
+            if instance_id is not None and int(key.split(":")[1]) not in newest:
+                tracked[key] = instance_id
         current = reads.instances(self.source, schema, sorted(set(tracked.values())))
         for key, instance_id in tracked.items():
-            inst = current.get(instance_id)
+            found = current.get(instance_id)
             task = tasks.get(int(key.split(":")[1]))
-            if inst is None or inst.deleted or task is None:
+            if found is None or found.deleted or task is None:
                 continue  # a deleted or vanished row ends nothing
-            self._state(task, inst, snaps[key], now)
+            self._state(task, found, snaps[key], now)
         ledger.save(self.store, self.key, max([i.id for i in new], default=cursor), snaps)
         if skipped:
             self.once(f"skipped:{skipped}", f"{skipped} Dinky submission(s) not reported (--verbose says why)")

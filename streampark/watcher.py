@@ -28,16 +28,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 
-from planlineage.emitter import outbox
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import ledger as history_ledger
-from planlineage.lifecycle import compile_queue, compile_service, delivery, runner, runs
+from planlineage.lifecycle import compile_queue, delivery, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store
 from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source
 from planlineage.streampark.ledger import Snap
+from planlineage.streampark.loop import PlatformWatcher
 from planlineage.streampark.reads import App
 from planlineage.streampark.schema import Schema, column_problem, detect
 from planlineage.streampark.states import (
@@ -86,7 +86,7 @@ def selection(apps: str) -> str | frozenset[str]:
 
 
 @dataclass
-class Watcher:
+class Watcher(PlatformWatcher):
     target: Target
     store: Store
     settings: Settings
@@ -107,17 +107,6 @@ class Watcher:
         self._said: set[str] = set()
         self.lead_name = f"streampark-watch:{self.key}"
         self._log_times: dict[int, reads.LogRow] = {}  # this poll's START rows, by id
-
-    # -- output -----------------------------------------------------------------------------
-
-    def once(self, key: str, message: str) -> None:
-        if key not in self._said:
-            self._said.add(key)
-            self.say(message)
-
-    def verbose(self, message: str) -> None:
-        if self.options.verbose:
-            self.say(message)
 
     # -- which apps -------------------------------------------------------------------------
 
@@ -392,51 +381,6 @@ class Watcher:
         ledger.add_compile(self.store, self.key, run_id, app.key, app.job_name, self.clock())
         self.say(f"{app.key} {app.job_name}: {how} run, {label}: compiling")
         return True
-
-    # -- compiles and delivery --------------------------------------------------------------
-
-    def compiling(self) -> int:
-        """Runs whose compile is still under way; says which compiles were dropped."""
-        compile_service.recover(self.store)  # restarts a killed compile service, as `state`/`flush` do
-        left = 0
-        for item in ledger.compiles(self.store, self.key):
-            run = runs.current_run(self.store, item["app_key"])
-            if run is not None and run.run_id == item["run_id"] and run.lineage is None:
-                left += 1
-                continue
-            if run is not None and run.run_id == item["run_id"]:
-                self.verbose(f"{item['app_key']} {item['job_name']}: lineage compiled, START queued")
-            elif run is None:
-                self.say(
-                    f"{item['app_key']} {item['job_name']}: run dropped: its SQL did not compile "
-                    f"(the reason is in {self.store.path.parent / runner.LOG_NAME})"
-                )
-            ledger.remove_compile(self.store, item["run_id"])
-        return left
-
-    def settle(self, timeout: float) -> bool:
-        """Wait for this watcher's compiles and deliver; True when nothing is left behind."""
-        end = time.monotonic() + timeout
-        while True:
-            left = self.compiling()
-            report = delivery.flush(
-                self.store, self.settings, deadline_seconds=max(0.5, min(5.0, end - time.monotonic()))
-            )
-            pending = outbox.count_pending(self.store)
-            if left == 0 and pending == 0:
-                return True
-            if time.monotonic() >= end:
-                what = f"{left} compile(s) still running" if left else ""
-                if pending:
-                    what = (what + ", " if what else "") + f"{pending} event(s) kept for later"
-                if report is not None and report.stopped:
-                    what += f" (delivery: {report.stopped})"
-                self.say(f"stopped waiting after {timeout:g}s: {what}")
-                return False
-            time.sleep(0.2)
-
-    def close(self) -> None:
-        self.source.close()
 
 
 def _started_by_row(snap: Snap) -> int:
