@@ -23,8 +23,6 @@ to ``--history``) and each task's newest instance that is not done is adopted.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 
@@ -35,14 +33,11 @@ from planlineage.dinky.schema import Schema, detect
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, delivery, runs
-from planlineage.settings import Settings
-from planlineage.store.sqlite import Store
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
 from planlineage.streampark.connection import Source
 from planlineage.streampark.history import replayed
 from planlineage.streampark.ledger import Snap
 from planlineage.streampark.loop import PlatformWatcher
-from planlineage.streampark.url import Target
 from planlineage.streampark.watcher import POLL_FLUSH_SECONDS
 
 
@@ -56,12 +51,7 @@ class Options:
 
 @dataclass
 class Watcher(PlatformWatcher):
-    target: Target
-    store: Store
-    settings: Settings
-    options: Options = field(default_factory=Options)
-    say: Callable[[str], None] = print
-    clock: Callable[[], float] = time.time
+    options: Options = field(default_factory=Options)  # in the base's place: the 4th argument
 
     platform = PLATFORM
 
@@ -70,7 +60,6 @@ class Watcher(PlatformWatcher):
         self.schema: Schema | None = None
         self.key = "dinky:" + self.target.key()
         self.lead_name = f"dinky-watch:{self.target.key()}"
-        self._said: set[str] = set()
 
     # -- which tasks ------------------------------------------------------------------------
 

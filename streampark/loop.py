@@ -9,6 +9,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from planlineage.emitter import outbox
@@ -17,19 +18,25 @@ from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError
 from planlineage.streampark import ledger
 from planlineage.streampark.connection import Source, SourceError
+from planlineage.streampark.url import Target
 
 
+@dataclass
 class PlatformWatcher:
-    """The parts of a watcher that do not depend on its platform (a base of the dataclasses
-    ``streampark.watcher.Watcher`` and ``dinky.watcher.Watcher``, which set these attributes)."""
+    """The parts of a watcher that do not depend on its platform: the base of
+    ``streampark.watcher.Watcher`` and ``dinky.watcher.Watcher`` (each redefines ``options`` with
+    its platform's, and sets ``source``, ``key`` and ``_said`` when it is made)."""
 
+    target: Target
     store: Store
     settings: Settings
-    source: Source
-    options: Any  # the platform's options: ``verbose`` is read here
-    say: Callable[[str], None]
-    key: str  # the source key of the watcher's ledger rows
-    _said: set[str]
+    options: Any = None  # the platform's options: ``verbose`` is read here
+    say: Callable[[str], None] = print
+    clock: Callable[[], float] = time.time
+
+    source: Source = field(init=False, repr=False)
+    key: str = field(init=False, default="")  # the source key of the watcher's ledger rows
+    _said: set[str] = field(init=False, repr=False, default_factory=set)
 
     # -- output -----------------------------------------------------------------------------
 

@@ -23,16 +23,12 @@ starts of one app between two polls make one run: the earlier ones ended unseen.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, delivery, runs
-from planlineage.settings import Settings
-from planlineage.store.sqlite import Store
 from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source
@@ -50,7 +46,6 @@ from planlineage.streampark.states import (
     SQL_JOB_TYPE,
     state_name,
 )
-from planlineage.streampark.url import Target
 
 POLL_FLUSH_SECONDS = 3.0
 NO_LOG = -1  # the cursor while the operation log is not readable
@@ -87,12 +82,7 @@ def selection(apps: str) -> str | frozenset[str]:
 
 @dataclass
 class Watcher(PlatformWatcher):
-    target: Target
-    store: Store
-    settings: Settings
-    options: Options = field(default_factory=Options)
-    say: Callable[[str], None] = print
-    clock: Callable[[], float] = time.time
+    options: Options = field(default_factory=Options)  # in the base's place: the 4th argument
 
     platform = "StreamPark"
 
@@ -104,7 +94,6 @@ class Watcher(PlatformWatcher):
         self.streampark_reports = False
         self.spark_envs: dict[int | None, spark.Env] = {}  # t_spark_env by id; None: the default one
         self._stops: set[str] = set()  # Spark apps with a successful stop in this poll's log rows
-        self._said: set[str] = set()
         self.lead_name = f"streampark-watch:{self.key}"
         self._log_times: dict[int, reads.LogRow] = {}  # this poll's START rows, by id
 
