@@ -30,7 +30,6 @@ from planlineage.dinky import PLATFORM, reads, states
 from planlineage.dinky import sql as dinky_sql
 from planlineage.dinky.reads import Instance, Task
 from planlineage.dinky.schema import Schema, detect
-from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, delivery, runs
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
@@ -120,7 +119,7 @@ class Watcher(PlatformWatcher):
                 skipped += 1
                 self.verbose(f"{key} {task.name if task else ''}: not reported: {reason}".replace("  ", " "))
                 if task is not None and key in snaps:
-                    self._close_previous(task)
+                    self.close_open_run(task.key, task.name)
                 continue
             assert task is not None
             snap = snaps.setdefault(key, Snap(None, ""))
@@ -190,13 +189,6 @@ class Watcher(PlatformWatcher):
     def run_id(self, inst: Instance) -> str:
         return history_ledger.run_id_for(inst.run_key, self.started_at(inst.created))
 
-    def _close_previous(self, task: Task) -> None:
-        current = runs.current_run(self.store, task.key)
-        if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
-            event = runs.record_state(self.store, task.key, "CANCELED")
-            if event is not None:
-                self.say(f"{task.key} {task.name}: previous run never ended, closed: {event} event")
-
     def _start(self, task: Task, inst: Instance, snap: Snap, how: str) -> bool:
         """A run for ``inst`` (the task's previous run closed first); False when not started."""
         assert self.schema is not None
@@ -209,7 +201,7 @@ class Watcher(PlatformWatcher):
             if known:
                 self.say(f"{task.key} {task.name}: {how} run continues its replayed run")
             return known is not False
-        self._close_previous(task)
+        self.close_open_run(task.key, task.name)
         ledger.save_app(self.store, self.key, task.key, snap)  # never started twice from this row
         prepared = self._script(task, inst)
         if prepared is None:

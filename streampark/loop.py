@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planlineage.emitter import outbox
+from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.lifecycle import compile_service, delivery, runner, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError
@@ -50,6 +51,14 @@ class PlatformWatcher:
             self.say(message)
 
     # -- compiles and delivery --------------------------------------------------------------
+
+    def close_open_run(self, app_key: str, job_name: str) -> None:
+        """The app's current run, if it never ended, closed with ABORT (a new start replaces it)."""
+        current = runs.current_run(self.store, app_key)
+        if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
+            event = runs.record_state(self.store, app_key, "CANCELED")
+            if event is not None:
+                self.say(f"{app_key} {job_name}: previous run never ended, closed: {event} event")
 
     def compiling(self) -> int:
         """Runs whose compile is still under way; says which compiles were dropped."""

@@ -304,11 +304,7 @@ class Watcher(PlatformWatcher):
             self.verbose(f"{app.key} {app.job_name}: {shown} (no event)")
 
     def _close_previous(self, app: App) -> None:
-        current = runs.current_run(self.store, app.key)
-        if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
-            event = runs.record_state(self.store, app.key, "CANCELED")
-            if event is not None:
-                self.say(f"{app.key} {app.job_name}: previous run never ended, closed: {event} event")
+        self.close_open_run(app.key, app.job_name)
 
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
