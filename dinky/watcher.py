@@ -236,7 +236,7 @@ class Watcher(PlatformWatcher):
     def _script(self, task: Task, inst: Instance) -> dinky_sql.Prepared | None:
         """The SQL the instance ran, Dinky's syntax resolved; None (said) when not reportable."""
         assert self.schema is not None
-        text = reads.history_statement(self.source, inst.history_id)
+        text = reads.history_statement(self.source, self.schema, inst.history_id)
         if text is None:  # no history row (deleted, or not granted): the task's env + statement now
             self.verbose(
                 f"{task.key} {task.name}: no dinky_history row {inst.history_id}: the task's statement is used"

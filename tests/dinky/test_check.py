@@ -152,3 +152,17 @@ def test_one_process_watches_streampark_and_dinky(dinky, streampark, watch, grav
     finally:
         assert watch.stop(daemon) == 0
     exactly_once(gravitino)
+
+
+def test_without_a_grant_on_dinky_history_the_task_statement_is_compiled(dinky, watch, gravitino, server):
+    d = dinky(grant=False)
+    server.grant_select(d.database, ["dinky_task", "dinky_job_instance", "dinky_cluster", "dinky_fragment"])
+    c = d.console
+    watch.recorded()
+    task = c.create_task("orders_clean", ONE_SINK)
+    first = watch.once(d.url)
+    assert "WARN the account cannot read dinky_history (watch --check lists the grants)" in first.stderr
+    c.set_status(c.submit(task), "RUNNING")
+    result = watch.once(d.url, "--verbose")
+    assert f"dinky:{task} orders_clean: no dinky_history row" in result.stderr, result.stderr
+    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
