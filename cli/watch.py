@@ -100,8 +100,12 @@ def _targets(streampark_url: str, dinky_url: str, user: str | None) -> list:
     from planlineage.dinky import PASSWORD_ENV, PLATFORM, URL_ENV
     from planlineage.streampark import url
 
+    if not streampark_url.strip() and not dinky_url.strip():
+        raise url.UrlError(
+            f"no database given: pass --streampark-db URL and/or --dinky-db URL (or set {url.URL_ENV} / {URL_ENV})"
+        )
     targets = []
-    if streampark_url or not dinky_url:  # neither given: say what --streampark-db lacks, as before
+    if streampark_url:
         targets.append(url.parse(streampark_url, user=user, password=os.environ.get(url.PASSWORD_ENV) or None))
     if dinky_url:
         password = os.environ.get(PASSWORD_ENV) or None

@@ -10,35 +10,21 @@ from __future__ import annotations
 from planlineage.dinky import reads
 from planlineage.dinky.schema import REQUIRED, detect
 from planlineage.dinky.watcher import Options, Watcher
-from planlineage.settings import Settings, masked
-from planlineage.streampark.check import Report, grant_statements
-from planlineage.streampark.connection import Source, SourceError
+from planlineage.settings import Settings
+from planlineage.streampark.check import Report, opened, say_grants, say_lineage
 from planlineage.streampark.url import Target
 
 
 def check(target: Target, settings: Settings, options: Options) -> Report:
     report = Report()
     say = report.lines.append
-    say(f"Dinky database: {target.masked()}")
-    source = Source(target)
+    found = opened(target, detect, report)
+    if found is None:
+        return report
+    source, schema = found
     try:
-        try:
-            source.connect()
-            schema = detect(source)
-        except SourceError as error:
-            report.problems.append(str(error))
-            return report
-        say(f"schema: {schema.describe()}")
-        missing, recommended = schema.missing(), schema.recommended()
-        if missing:
-            report.problems.append(f"the account cannot read {', '.join(missing)}")
-            say("missing grants (run as an administrator of the Dinky database):")
-            report.lines.extend(f"  {s}" for s in grant_statements(target, missing + recommended))
-        elif recommended:
-            say(f"recommended grants ({', '.join(recommended)}: clusters' Flink versions, global variables):")
-            report.lines.extend(f"  {s}" for s in grant_statements(target, recommended))
-        else:
-            say("grants: every table the watcher reads is readable")
+        missing = schema.missing()
+        say_grants(report, target, missing, schema.recommended(), "clusters' Flink versions, global variables")
         if any(t in missing for t in REQUIRED[:2]):
             return report
         watcher = Watcher(target, settings.store, settings, options, say=lambda _line: None)
@@ -57,9 +43,5 @@ def check(target: Target, settings: Settings, options: Options) -> Report:
                 say(f"  not reported: {task.key} {task.name}: {reason}")
     finally:
         source.close()
-    if settings.configured():
-        address = settings.get("lineage.address")
-        say(f"lineage: {settings.transport_kind()} {masked('lineage.address', address) if address else ''}".rstrip())
-    else:
-        report.problems.append("planlineage's lineage address is not set: planlineage settings set lineage.address URL")
+    say_lineage(settings, report)
     return report

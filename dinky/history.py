@@ -56,7 +56,7 @@ def past_runs(watcher, since: date | None = None) -> Iterator[PastRun]:
         if watcher.excluded(task) is not None or (after is not None and began < after):
             continue
         ended, event = _end(watcher, inst, successor.get(inst.id))
-        text = reads.history_statement(source, inst.history_id)
+        text = reads.history_statement(source, schema, inst.history_id)
         if text is None:
             watcher.verbose(f"{task.key} {task.name}: instance {inst.id} has no dinky_history row: not replayed")
             continue

@@ -118,9 +118,10 @@ def newest_instances(source: Source, schema: Schema) -> list[Instance]:
     )
 
 
-def history_statement(source: Source, history_id: int | None) -> str | None:
-    """``dinky_history.statement``: the script Dinky executed (its environment prepended)."""
-    if history_id is None:
+def history_statement(source: Source, schema: Schema, history_id: int | None) -> str | None:
+    """``dinky_history.statement``: the script Dinky executed (its environment prepended); None
+    without that row or without a grant on the table."""
+    if history_id is None or not schema.has("dinky_history", "statement"):
         return None
     rows = source.rows("SELECT statement FROM dinky_history WHERE id = %s", (history_id,))
     return rows[0]["statement"] if rows else None

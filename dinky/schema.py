@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planlineage.streampark.connection import Source, SourceError
+from planlineage.streampark.schema import visible_columns
 
 #: Every column the watcher reads, per table (``is_delete`` is read where it exists).
 READS = {
@@ -61,15 +62,7 @@ class Schema:
 
 def detect(source: Source) -> Schema:
     """The tables and columns behind ``source`` (raises :class:`SchemaError`)."""
-    here = "current_schema()" if source.dialect == "postgresql" else "DATABASE()"
-    rows = source.rows(
-        "SELECT table_name AS t, column_name AS c FROM information_schema.columns "
-        f"WHERE table_schema = {here} AND table_name LIKE %s",
-        ("dinky\\_%",),
-    )
-    columns: dict[str, set[str]] = {}
-    for row in rows:
-        columns.setdefault(str(row["t"]).lower(), set()).add(str(row["c"]).lower())
+    columns = visible_columns(source, "dinky_")
     if "dinky_task" not in columns:
         raise SchemaError(
             f"no dinky_task table visible in {source.target.masked()}: is this Dinky's database (1.0 or later; "
@@ -88,4 +81,4 @@ def detect(source: Source) -> Schema:
             f"Dinky's {', '.join(lacking)}, which the watcher reads, is not in this database: a Dinky version "
             "this watcher does not know, or an account without SELECT on the column (grant SELECT on the table)"
         )
-    return Schema({t: frozenset(c) for t, c in columns.items()})
+    return Schema(columns)

@@ -47,7 +47,8 @@ def strip_hash_comments(text: str) -> str:
     unless the ``#`` sits inside a quoted string."""
     if "#" not in text:
         return text
-    out, last = [], 0
+    out: list[str] = []
+    last = 0
     for match in _HASH_LINE.finditer(text):
         if _inside_quote(text, match.start()):
             continue

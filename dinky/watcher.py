@@ -23,8 +23,6 @@ to ``--history``) and each task's newest instance that is not done is adopted.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 
@@ -32,18 +30,14 @@ from planlineage.dinky import PLATFORM, reads, states
 from planlineage.dinky import sql as dinky_sql
 from planlineage.dinky.reads import Instance, Task
 from planlineage.dinky.schema import Schema, detect
-from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, delivery, runs
-from planlineage.settings import Settings
-from planlineage.store.sqlite import Store
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
 from planlineage.streampark.connection import Source
 from planlineage.streampark.history import replayed
 from planlineage.streampark.ledger import Snap
-from planlineage.streampark.url import Target
+from planlineage.streampark.loop import PlatformWatcher
 from planlineage.streampark.watcher import POLL_FLUSH_SECONDS
-from planlineage.streampark.watcher import Watcher as StreamParkWatcher
 
 
 @dataclass
@@ -55,13 +49,8 @@ class Options:
 
 
 @dataclass
-class Watcher:
-    target: Target
-    store: Store
-    settings: Settings
-    options: Options = field(default_factory=Options)
-    say: Callable[[str], None] = print
-    clock: Callable[[], float] = time.time
+class Watcher(PlatformWatcher):
+    options: Options = field(default_factory=Options)  # in the base's place: the 4th argument
 
     platform = PLATFORM
 
@@ -70,14 +59,6 @@ class Watcher:
         self.schema: Schema | None = None
         self.key = "dinky:" + self.target.key()
         self.lead_name = f"dinky-watch:{self.target.key()}"
-        self._said: set[str] = set()
-
-    # The StreamPark watcher's say-once, verbose and compile bookkeeping apply as they are.
-    once = StreamParkWatcher.once
-    verbose = StreamParkWatcher.verbose
-    compiling = StreamParkWatcher.compiling
-    settle = StreamParkWatcher.settle
-    close = StreamParkWatcher.close
 
     # -- which tasks ------------------------------------------------------------------------
 
@@ -138,25 +119,25 @@ class Watcher:
                 skipped += 1
                 self.verbose(f"{key} {task.name if task else ''}: not reported: {reason}".replace("  ", " "))
                 if task is not None and key in snaps:
-                    self._close_previous(task)
+                    self.close_open_run(task.key, task.name)
                 continue
             assert task is not None
             snap = snaps.setdefault(key, Snap(None, ""))
             if snap.run_job_id != f"instance:{inst.id}":  # not started by this row before a crash
                 self._start(task, inst, snap, "submitted")
             self._state(task, inst, snap, now, force=True)
-        tracked = {
-            key: _instance_of(snap)
-            for key, snap in snaps.items()
-            if _instance_of(snap) and int(key.split(":")[1]) not in newest
-        }
+        tracked: dict[str, int] = {}
+        for key, snap in snaps.items():
+            instance_id = _instance_of(snap)
+            if instance_id is not None and int(key.split(":")[1]) not in newest:
+                tracked[key] = instance_id
         current = reads.instances(self.source, schema, sorted(set(tracked.values())))
         for key, instance_id in tracked.items():
-            inst = current.get(instance_id)
+            found = current.get(instance_id)
             task = tasks.get(int(key.split(":")[1]))
-            if inst is None or inst.deleted or task is None:
+            if found is None or found.deleted or task is None:
                 continue  # a deleted or vanished row ends nothing
-            self._state(task, inst, snaps[key], now)
+            self._state(task, found, snaps[key], now)
         ledger.save(self.store, self.key, max([i.id for i in new], default=cursor), snaps)
         if skipped:
             self.once(f"skipped:{skipped}", f"{skipped} Dinky submission(s) not reported (--verbose says why)")
@@ -208,13 +189,6 @@ class Watcher:
     def run_id(self, inst: Instance) -> str:
         return history_ledger.run_id_for(inst.run_key, self.started_at(inst.created))
 
-    def _close_previous(self, task: Task) -> None:
-        current = runs.current_run(self.store, task.key)
-        if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
-            event = runs.record_state(self.store, task.key, "CANCELED")
-            if event is not None:
-                self.say(f"{task.key} {task.name}: previous run never ended, closed: {event} event")
-
     def _start(self, task: Task, inst: Instance, snap: Snap, how: str) -> bool:
         """A run for ``inst`` (the task's previous run closed first); False when not started."""
         assert self.schema is not None
@@ -227,7 +201,7 @@ class Watcher:
             if known:
                 self.say(f"{task.key} {task.name}: {how} run continues its replayed run")
             return known is not False
-        self._close_previous(task)
+        self.close_open_run(task.key, task.name)
         ledger.save_app(self.store, self.key, task.key, snap)  # never started twice from this row
         prepared = self._script(task, inst)
         if prepared is None:
@@ -262,7 +236,7 @@ class Watcher:
     def _script(self, task: Task, inst: Instance) -> dinky_sql.Prepared | None:
         """The SQL the instance ran, Dinky's syntax resolved; None (said) when not reportable."""
         assert self.schema is not None
-        text = reads.history_statement(self.source, inst.history_id)
+        text = reads.history_statement(self.source, self.schema, inst.history_id)
         if text is None:  # no history row (deleted, or not granted): the task's env + statement now
             self.verbose(
                 f"{task.key} {task.name}: no dinky_history row {inst.history_id}: the task's statement is used"

@@ -9,8 +9,10 @@ is set and the workspace readable.  Nothing is written anywhere.  Exit 0 when ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from planlineage.settings import Settings, masked
 from planlineage.streampark import reads
@@ -49,32 +51,59 @@ def _recommended(schema: Schema) -> list[str]:
     return [t for t in tables if not schema.has(t)]
 
 
+def opened(target: Target, detect: Callable[[Source], Any], report: Report) -> tuple[Source, Any] | None:
+    """A connection and the schema ``detect`` finds through it, both said in ``report``; None
+    (the problem in ``report``, nothing left open) when either fails.  The caller closes it."""
+    report.lines.append(f"{target.platform} database: {target.masked()}")
+    source = Source(target)
+    try:
+        source.connect()
+        schema = detect(source)
+    except SourceError as error:
+        source.close()
+        report.problems.append(str(error))
+        return None
+    report.lines.append(f"schema: {schema.describe()}")
+    return source, schema
+
+
+def say_grants(report: Report, target: Target, missing: list[str], recommended: list[str], why: str) -> None:
+    """The grants the account lacks (a problem), else those recommended (``why``), with the
+    statements to run."""
+    if missing:
+        report.problems.append(f"the account cannot read {', '.join(missing)}")
+        report.lines.append(f"missing grants (run as an administrator of the {target.platform} database):")
+        report.lines.extend(f"  {s}" for s in grant_statements(target, missing + recommended))
+    elif recommended:
+        report.lines.append(f"recommended grants ({', '.join(recommended)}: {why}):")
+        report.lines.extend(f"  {s}" for s in grant_statements(target, recommended))
+    else:
+        report.lines.append("grants: every table the watcher reads is readable")
+
+
+def say_lineage(settings: Settings, report: Report) -> None:
+    """Where planlineage reports to, or the problem that it reports nowhere."""
+    if settings.configured():
+        address = settings.get("lineage.address")
+        shown = masked("lineage.address", address) if address else ""
+        report.lines.append(f"lineage: {settings.transport_kind()} {shown}".rstrip())
+    else:
+        report.problems.append("planlineage's lineage address is not set: planlineage settings set lineage.address URL")
+
+
 def check(target: Target, settings: Settings, options: Options) -> Report:
     report = Report()
     say = report.lines.append
-    say(f"StreamPark database: {target.masked()}")
-    source = Source(target)
+    found = opened(target, detect, report)
+    if found is None:
+        return report
+    source, schema = found
     try:
-        try:
-            source.connect()
-            schema = detect(source)
-        except SourceError as error:
-            report.problems.append(str(error))
-            return report
-        say(f"schema: {schema.describe()}")
         columns = column_problem(schema)
         if columns is not None:
             report.problems.append(f"{columns}; until then {', '.join(schema.broken)} read as absent")
         missing, recommended = schema.missing(), _recommended(schema)
-        if missing:
-            report.problems.append(f"the account cannot read {', '.join(missing)}")
-            say("missing grants (run as an administrator of the StreamPark database):")
-            report.lines.extend(f"  {s}" for s in grant_statements(target, missing + recommended))
-        elif recommended:
-            say(f"recommended grants ({', '.join(recommended)}: StreamPark's own lineage setting, team resources):")
-            report.lines.extend(f"  {s}" for s in grant_statements(target, recommended))
-        else:
-            say("grants: every table the watcher reads is readable")
+        say_grants(report, target, missing, recommended, "StreamPark's own lineage setting, team resources")
         spark_hidden = schema.unreadable_spark_tables(target.dialect)
         if spark_hidden:
             exist = "exist" if target.dialect == "postgresql" else "are in StreamPark 2.2+'s MySQL schema"
@@ -115,11 +144,7 @@ def check(target: Target, settings: Settings, options: Options) -> Report:
         report.lines.extend(flink_versions(source, [a for a in chosen if a.engine == FLINK]))
     finally:
         source.close()
-    if settings.configured():
-        address = settings.get("lineage.address")
-        say(f"lineage: {settings.transport_kind()} {masked('lineage.address', address) if address else ''}".rstrip())
-    else:
-        report.problems.append("planlineage's lineage address is not set: planlineage settings set lineage.address URL")
+    say_lineage(settings, report)
     if options.workspace:
         if Path(options.workspace).is_dir():
             say(f"workspace: {options.workspace} (jobs' jars are resolved from it)")

@@ -1,14 +1,107 @@
-"""The poll loop of ``planlineage watch``, for every platform watcher (StreamPark's, Dinky's):
-each polls on its own schedule, under its own leadership, with its own outage backoff."""
+"""What every platform watcher of ``planlineage watch`` shares (StreamPark's, Dinky's): the
+say-once and verbose output, the bookkeeping of its runs' compiles, the wait of ``--once``, and
+the poll loop, where each watcher polls on its own schedule, under its own leadership, with its
+own outage backoff."""
 
 from __future__ import annotations
 
 import signal
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from planlineage.store.sqlite import StoreError
-from planlineage.streampark.connection import SourceError
+from planlineage.emitter import outbox
+from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
+from planlineage.lifecycle import compile_service, delivery, runner, runs
+from planlineage.settings import Settings
+from planlineage.store.sqlite import Store, StoreError
+from planlineage.streampark import ledger
+from planlineage.streampark.connection import Source, SourceError
+from planlineage.streampark.url import Target
+
+
+@dataclass
+class PlatformWatcher:
+    """The parts of a watcher that do not depend on its platform: the base of
+    ``streampark.watcher.Watcher`` and ``dinky.watcher.Watcher`` (each redefines ``options`` with
+    its platform's, and sets ``source``, ``key`` and ``_said`` when it is made)."""
+
+    target: Target
+    store: Store
+    settings: Settings
+    options: Any = None  # the platform's options: ``verbose`` is read here
+    say: Callable[[str], None] = print
+    clock: Callable[[], float] = time.time
+
+    source: Source = field(init=False, repr=False)
+    key: str = field(init=False, default="")  # the source key of the watcher's ledger rows
+    _said: set[str] = field(init=False, repr=False, default_factory=set)
+
+    # -- output -----------------------------------------------------------------------------
+
+    def once(self, key: str, message: str) -> None:
+        if key not in self._said:
+            self._said.add(key)
+            self.say(message)
+
+    def verbose(self, message: str) -> None:
+        if self.options.verbose:
+            self.say(message)
+
+    # -- compiles and delivery --------------------------------------------------------------
+
+    def close_open_run(self, app_key: str, job_name: str) -> None:
+        """The app's current run, if it never ended, closed with ABORT (a new start replaces it)."""
+        current = runs.current_run(self.store, app_key)
+        if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
+            event = runs.record_state(self.store, app_key, "CANCELED")
+            if event is not None:
+                self.say(f"{app_key} {job_name}: previous run never ended, closed: {event} event")
+
+    def compiling(self) -> int:
+        """Runs whose compile is still under way; says which compiles were dropped."""
+        compile_service.recover(self.store)  # restarts a killed compile service, as `state`/`flush` do
+        left = 0
+        for item in ledger.compiles(self.store, self.key):
+            run = runs.current_run(self.store, item["app_key"])
+            if run is not None and run.run_id == item["run_id"] and run.lineage is None:
+                left += 1
+                continue
+            if run is not None and run.run_id == item["run_id"]:
+                self.verbose(f"{item['app_key']} {item['job_name']}: lineage compiled, START queued")
+            elif run is None:
+                self.say(
+                    f"{item['app_key']} {item['job_name']}: run dropped: its SQL did not compile "
+                    f"(the reason is in {self.store.path.parent / runner.LOG_NAME})"
+                )
+            ledger.remove_compile(self.store, item["run_id"])
+        return left
+
+    def settle(self, timeout: float) -> bool:
+        """Wait for this watcher's compiles and deliver; True when nothing is left behind."""
+        end = time.monotonic() + timeout
+        while True:
+            left = self.compiling()
+            report = delivery.flush(
+                self.store, self.settings, deadline_seconds=max(0.5, min(5.0, end - time.monotonic()))
+            )
+            pending = outbox.count_pending(self.store)
+            if left == 0 and pending == 0:
+                return True
+            if time.monotonic() >= end:
+                what = f"{left} compile(s) still running" if left else ""
+                if pending:
+                    what = (what + ", " if what else "") + f"{pending} event(s) kept for later"
+                if report is not None and report.stopped:
+                    what += f" (delivery: {report.stopped})"
+                self.say(f"stopped waiting after {timeout:g}s: {what}")
+                return False
+            time.sleep(0.2)
+
+    def close(self) -> None:
+        self.source.close()
 
 
 def run_forever(watchers, interval: float, stop: threading.Event | None = None) -> None:

@@ -121,17 +121,23 @@ def _current_schema_sql(source: Source) -> str:
     return "current_schema()" if source.dialect == "postgresql" else "DATABASE()"
 
 
-def detect(source: Source) -> Schema:
-    """The generation of the database behind ``source`` (raises :class:`SchemaError`)."""
+def visible_columns(source: Source, prefix: str) -> dict[str, frozenset[str]]:
+    """The columns the account sees of each table named ``prefix…`` in the current schema,
+    lower-cased (the Dinky watcher's schema is read the same way)."""
     rows = source.rows(
         "SELECT table_name AS t, column_name AS c FROM information_schema.columns "
         f"WHERE table_schema = {_current_schema_sql(source)} AND table_name LIKE %s",
-        ("t\\_%",),
+        (prefix.replace("_", "\\_") + "%",),
     )
     columns: dict[str, set[str]] = {}
     for row in rows:
         columns.setdefault(str(row["t"]).lower(), set()).add(str(row["c"]).lower())
-    frozen = {t: frozenset(c) for t, c in columns.items()}
+    return {t: frozenset(c) for t, c in columns.items()}
+
+
+def detect(source: Source) -> Schema:
+    """The generation of the database behind ``source`` (raises :class:`SchemaError`)."""
+    frozen = visible_columns(source, "t_")
     present = frozenset(frozen)
     if source.dialect == "postgresql":  # the catalog lists the tables the account may not read too
         rows = source.rows("SELECT tablename AS t FROM pg_catalog.pg_tables WHERE schemaname = current_schema()")

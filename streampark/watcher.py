@@ -23,21 +23,17 @@ starts of one app between two polls make one run: the earlier ones ended unseen.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 
-from planlineage.emitter import outbox
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import ledger as history_ledger
-from planlineage.lifecycle import compile_queue, compile_service, delivery, runner, runs
-from planlineage.settings import Settings
-from planlineage.store.sqlite import Store
+from planlineage.lifecycle import compile_queue, delivery, runs
 from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source
 from planlineage.streampark.ledger import Snap
+from planlineage.streampark.loop import PlatformWatcher
 from planlineage.streampark.reads import App
 from planlineage.streampark.schema import Schema, column_problem, detect
 from planlineage.streampark.states import (
@@ -50,7 +46,6 @@ from planlineage.streampark.states import (
     SQL_JOB_TYPE,
     state_name,
 )
-from planlineage.streampark.url import Target
 
 POLL_FLUSH_SECONDS = 3.0
 NO_LOG = -1  # the cursor while the operation log is not readable
@@ -86,13 +81,8 @@ def selection(apps: str) -> str | frozenset[str]:
 
 
 @dataclass
-class Watcher:
-    target: Target
-    store: Store
-    settings: Settings
-    options: Options = field(default_factory=Options)
-    say: Callable[[str], None] = print
-    clock: Callable[[], float] = time.time
+class Watcher(PlatformWatcher):
+    options: Options = field(default_factory=Options)  # in the base's place: the 4th argument
 
     platform = "StreamPark"
 
@@ -104,20 +94,8 @@ class Watcher:
         self.streampark_reports = False
         self.spark_envs: dict[int | None, spark.Env] = {}  # t_spark_env by id; None: the default one
         self._stops: set[str] = set()  # Spark apps with a successful stop in this poll's log rows
-        self._said: set[str] = set()
         self.lead_name = f"streampark-watch:{self.key}"
         self._log_times: dict[int, reads.LogRow] = {}  # this poll's START rows, by id
-
-    # -- output -----------------------------------------------------------------------------
-
-    def once(self, key: str, message: str) -> None:
-        if key not in self._said:
-            self._said.add(key)
-            self.say(message)
-
-    def verbose(self, message: str) -> None:
-        if self.options.verbose:
-            self.say(message)
 
     # -- which apps -------------------------------------------------------------------------
 
@@ -328,11 +306,7 @@ class Watcher:
             self.verbose(f"{app.key} {app.job_name}: {shown} (no event)")
 
     def _close_previous(self, app: App) -> None:
-        current = runs.current_run(self.store, app.key)
-        if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
-            event = runs.record_state(self.store, app.key, "CANCELED")
-            if event is not None:
-                self.say(f"{app.key} {app.job_name}: previous run never ended, closed: {event} event")
+        self.close_open_run(app.key, app.job_name)
 
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
@@ -394,51 +368,6 @@ class Watcher:
         ledger.add_compile(self.store, self.key, run_id, app.key, app.job_name, self.clock())
         self.say(f"{app.key} {app.job_name}: {how} run, {label}: compiling")
         return True
-
-    # -- compiles and delivery --------------------------------------------------------------
-
-    def compiling(self) -> int:
-        """Runs whose compile is still under way; says which compiles were dropped."""
-        compile_service.recover(self.store)  # restarts a killed compile service, as `state`/`flush` do
-        left = 0
-        for item in ledger.compiles(self.store, self.key):
-            run = runs.current_run(self.store, item["app_key"])
-            if run is not None and run.run_id == item["run_id"] and run.lineage is None:
-                left += 1
-                continue
-            if run is not None and run.run_id == item["run_id"]:
-                self.verbose(f"{item['app_key']} {item['job_name']}: lineage compiled, START queued")
-            elif run is None:
-                self.say(
-                    f"{item['app_key']} {item['job_name']}: run dropped: its SQL did not compile "
-                    f"(the reason is in {self.store.path.parent / runner.LOG_NAME})"
-                )
-            ledger.remove_compile(self.store, item["run_id"])
-        return left
-
-    def settle(self, timeout: float) -> bool:
-        """Wait for this watcher's compiles and deliver; True when nothing is left behind."""
-        end = time.monotonic() + timeout
-        while True:
-            left = self.compiling()
-            report = delivery.flush(
-                self.store, self.settings, deadline_seconds=max(0.5, min(5.0, end - time.monotonic()))
-            )
-            pending = outbox.count_pending(self.store)
-            if left == 0 and pending == 0:
-                return True
-            if time.monotonic() >= end:
-                what = f"{left} compile(s) still running" if left else ""
-                if pending:
-                    what = (what + ", " if what else "") + f"{pending} event(s) kept for later"
-                if report is not None and report.stopped:
-                    what += f" (delivery: {report.stopped})"
-                self.say(f"stopped waiting after {timeout:g}s: {what}")
-                return False
-            time.sleep(0.2)
-
-    def close(self) -> None:
-        self.source.close()
 
 
 def _moved(app: App, prev: Snap, logged: bool) -> bool:

@@ -8,21 +8,13 @@ import os
 import signal
 import time
 
-from lineages import ONE_SINK, exactly_once, jobs, types
+from lineages import ONE_SINK, exactly_once, jobs, types, wait_for
 from servers import ADMIN_PASSWORD, WATCH_USER
 
 from planlineage.store.leadership import leaders
 from planlineage.store.postgres import PostgresStore
 
 _names = itertools.count()
-
-
-def wait_for(predicate, timeout: float = 40.0, what: str = "condition"):
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def test_check_prints_schema_tasks_versions_and_why_not(dinky, watch):
@@ -119,17 +111,17 @@ def test_two_nodes_on_one_shared_store_report_once_and_the_survivor_takes_over(
     daemons = {"node-a": watch.daemon(d.url, "--interval", "1"), "node-b": other.daemon(d.url, "--interval", "1")}
     store = PostgresStore(store_url, tmp_path)
     try:
-        wait_for(lambda: leaders(store) and leaders(store)[0].alive, what="a leader")
+        wait_for(lambda: leaders(store) and leaders(store)[0].alive, timeout=40, what="a leader")
         assert [lead.name.split(":", 1)[0] for lead in leaders(store)] == ["dinky-watch"]
         time.sleep(2)  # the leader's baseline poll
         instance = c.submit(task)
         c.set_status(instance, "RUNNING")
-        wait_for(lambda: types(gravitino, "orders") == ["START", "RUNNING"], what="START, RUNNING")
+        wait_for(lambda: types(gravitino, "orders") == ["START", "RUNNING"], timeout=40, what="START, RUNNING")
         first = leaders(store)[0].node
         daemons.pop(first).send_signal(signal.SIGKILL)  # the leader dies without handing over
         wait_for(lambda: leaders(store)[0].node != first, timeout=10, what="the other node taking the lead")
         c.set_status(instance, "FINISHED")
-        wait_for(lambda: types(gravitino, "orders") == ["START", "RUNNING", "COMPLETE"], what="COMPLETE")
+        wait_for(lambda: types(gravitino, "orders") == ["START", "RUNNING", "COMPLETE"], timeout=40, what="COMPLETE")
         time.sleep(3)  # more polls by the new leader: nothing is sent again
         assert types(gravitino, "orders") == ["START", "RUNNING", "COMPLETE"]
         exactly_once(gravitino)
@@ -149,7 +141,7 @@ def test_one_process_watches_streampark_and_dinky(dinky, streampark, watch, grav
     app = sp.console.create_app("from_streampark", ONE_SINK)
     daemon = watch.daemon(d.url, "--streampark-db", sp.url, "--interval", "0.3")
     try:
-        wait_for(lambda: watch.log.read_text().count("schema") >= 2, what="both first polls")
+        wait_for(lambda: watch.log.read_text().count("schema") >= 2, timeout=40, what="both first polls")
         d.console.set_status(d.console.submit(task), "RUNNING")
         sp.console.start(app)
         sp.console.set_state(app, RUNNING)
@@ -160,3 +152,17 @@ def test_one_process_watches_streampark_and_dinky(dinky, streampark, watch, grav
     finally:
         assert watch.stop(daemon) == 0
     exactly_once(gravitino)
+
+
+def test_without_a_grant_on_dinky_history_the_task_statement_is_compiled(dinky, watch, gravitino, server):
+    d = dinky(grant=False)
+    server.grant_select(d.database, ["dinky_task", "dinky_job_instance", "dinky_cluster", "dinky_fragment"])
+    c = d.console
+    watch.recorded()
+    task = c.create_task("orders_clean", ONE_SINK)
+    first = watch.once(d.url)
+    assert "WARN the account cannot read dinky_history (watch --check lists the grants)" in first.stderr
+    c.set_status(c.submit(task), "RUNNING")
+    result = watch.once(d.url, "--verbose")
+    assert f"dinky:{task} orders_clean: no dinky_history row" in result.stderr, result.stderr
+    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}

@@ -8,19 +8,11 @@ from __future__ import annotations
 import json
 import time
 
-from lineages import ONE_SINK, THREE_SINKS, datasets, exactly_once, jobs, timeline, types
+from lineages import ONE_SINK, THREE_SINKS, datasets, exactly_once, jobs, timeline, types, wait_for
 from servers import WATCH_PASSWORD
 
 TABLES, INSERT = ONE_SINK.rsplit("INSERT", 1)
 INSERT = "INSERT" + INSERT
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def test_first_poll_adopts_running_jobs_and_replays_no_history(dinky, watch, gravitino):

@@ -72,3 +72,14 @@ def named_datasets(server, job: str) -> set[tuple[tuple[str, ...], tuple[str, ..
         for e in server.events
         if e["job"]["name"] == job
     }
+
+
+def wait_for(predicate, timeout: float = 30.0, what: str = "condition") -> None:
+    """Polls ``predicate`` every 0.1 s until it holds; fails naming ``what`` after ``timeout``."""
+    import time
+
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
