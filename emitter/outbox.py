@@ -28,16 +28,12 @@ line by :func:`retry` (``planlineage outbox retry [--run R]``).
 
 Claims: a pass takes a small batch of rows in one transaction by writing its own ``claimed_by``
 (``node:pid:random``) and a lease end (``claim_until``, on the database's clock) on them: on
-SQLite inside ``BEGIN IMMEDIATE``, on PostgreSQL with ``SELECT … FOR UPDATE SKIP LOCKED`` so the
-nodes flushing at once take disjoint rows without waiting for each other.  Another process only takes rows whose
-lease is absent or expired, and never a row of a run whose earlier row is still leased by someone
-else, so two processes flushing at once neither send the same ``(runId, job, eventType)`` twice
-nor send a run's later event before its earlier one.  The lease outlives the pass's deadline, so
-only a process that died mid-send lets another one retry its rows (at-least-once, never lost).
-Delivered rows are removed a batch at a time, in the transaction that claims the next batch (or
-releases the claims): a pass costs a few store round trips per batch, not per event.  A process
-that dies mid-batch leaves its sent rows leased; they are sent again after the lease
-(at-least-once, as for a send cut mid-request).
+SQLite inside ``BEGIN IMMEDIATE``, on PostgreSQL with ``SELECT … FOR UPDATE SKIP LOCKED`` (nodes
+take disjoint rows without waiting).  Another process only takes rows whose lease is absent or
+expired, and never a row of a run whose earlier row another still leases: no ``(runId, job,
+eventType)`` sent twice, no run's later event before its earlier one.  The lease outlives the
+pass's deadline: only a process that died mid-send (or mid-batch: delivered rows are removed a
+batch at a time, with the next claim) lets another resend its rows (at-least-once, never lost).
 """
 
 from __future__ import annotations
@@ -59,6 +55,7 @@ log = logging.getLogger("planlineage.emitter")
 
 DEFAULT_BATCH = 50  # rows per claim: a pass costs a few store transactions per batch
 LEASE_MARGIN_SECONDS = 30.0
+MIN_REQUEST_SECONDS = 1.0  # after a pass's first request: a sliver times out while taken, resent
 MAX_BACKOFF_SECONDS = 600.0
 #: Answers that say the server as a whole cannot take events now: stop the pass, count nothing.
 UNAVAILABLE_STATUSES = frozenset({429, 503})
@@ -320,7 +317,8 @@ def deliver_pending(
     pass ends with :attr:`FlushReport.stale`, for the caller to make a new transport.
 
     Never sends once ``deadline_seconds`` have passed; each request's timeout is cut to the time
-    left.  Without a store, nothing happens (and nothing is created).
+    left, and after the first none starts with less than :data:`MIN_REQUEST_SECONDS` left.
+    Without a store, nothing happens (and nothing is created).
     """
     policy = policy or RetryPolicy()
     report = FlushReport()
@@ -331,6 +329,7 @@ def deliver_pending(
     lease = deadline_seconds + LEASE_MARGIN_SECONDS
     held_back: set[str] = set()  # runs with a failed row in this pass: their later rows wait
     delivered: list[int] = []  # sent, still leased: removed with the next claim or the release
+    attempted = False  # a request was started in this pass
     try:
         while report.stopped is None and not report.timed_out and not report.stale:
             if time.monotonic() - started >= deadline_seconds:
@@ -343,9 +342,10 @@ def deliver_pending(
                 if row["run_id"] in held_back:
                     continue  # released at the end, untouched
                 left = deadline_seconds - (time.monotonic() - started)
-                if left <= 0:
-                    report.timed_out = True
+                if left <= 0 or (left < MIN_REQUEST_SECONDS and attempted):
+                    report.timed_out = True  # the row stays due for the next pass: nothing lost
                     break
+                attempted = True
                 outcome = transport.send(row["payload"], timeout=left)
                 verdict = _verdict(outcome)
                 if verdict == "delivered":

@@ -65,6 +65,18 @@ def test_every_product_folder_is_mapped():
     assert all((ROOT / folder / "__init__.py").exists() for folder in FOLDERS.values())
 
 
+def test_no_product_folder_holds_a_symlink():
+    """A link (committed once: ``planlineage/cli -> /elsewhere/cli``) makes a checkout import
+    another tree's code and a wheel package it twice; setup.py maps the folders instead."""
+    links = [
+        str(path.relative_to(ROOT))
+        for folder in set(FOLDERS.values())
+        for path in [ROOT / folder, *(ROOT / folder).rglob("*")]
+        if path.is_symlink()
+    ]
+    assert links == []
+
+
 def test_inner_layers_never_import_the_cli():
     graph = import_graph()
     offenders = [
