@@ -15,8 +15,11 @@ TERMINAL_EVENT_TYPES = frozenset({"COMPLETE", "FAIL", "ABORT"})
 
 
 def new_run_id() -> str:
-    millis = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
+    return uuid7(time.time_ns() // 1_000_000, int.from_bytes(os.urandom(10), "big"))
+
+
+def uuid7(millis: int, rand: int) -> str:
+    """The UUIDv7 of ``millis`` (Unix time) and 80 bits of ``rand``, in its canonical text form."""
     value = (millis & ((1 << 48) - 1)) << 80  # unix_ts_ms
     value |= 0x7 << 76  # version 7
     value |= ((rand >> 62) & 0xFFF) << 64  # rand_a

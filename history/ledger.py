@@ -21,35 +21,21 @@ import sqlite3
 from datetime import UTC, datetime
 
 from planlineage.clock import format_time, utc_now
+from planlineage.emitter.run_ids import uuid7
+from planlineage.store.migrations import HISTORY_RUNS
 from planlineage.store.sqlite import Store
-
-TABLE = """CREATE TABLE IF NOT EXISTS history_runs (
-    run_key    TEXT PRIMARY KEY,
-    run_id     TEXT NOT NULL,
-    app_id     TEXT NOT NULL,
-    started_at TEXT NOT NULL,
-    how        TEXT NOT NULL,
-    recorded   TEXT NOT NULL
-)"""
 
 
 def run_id_for(run_key: str, started_at: datetime) -> str:
     """The UUIDv7 of a past run: ``started_at``'s milliseconds, then bits of SHA-256(run_key)."""
     if started_at.tzinfo is None:
         started_at = started_at.replace(tzinfo=UTC)
-    millis = int(started_at.timestamp() * 1000) & ((1 << 48) - 1)
-    rand = int.from_bytes(hashlib.sha256(run_key.encode("utf-8")).digest()[:10], "big")
-    value = millis << 80
-    value |= 0x7 << 76  # version 7
-    value |= ((rand >> 62) & 0xFFF) << 64  # rand_a
-    value |= 0b10 << 62  # RFC 4122 variant
-    value |= rand & ((1 << 62) - 1)  # rand_b
-    text = f"{value:032x}"
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+    millis = int(started_at.timestamp() * 1000)
+    return uuid7(millis, int.from_bytes(hashlib.sha256(run_key.encode("utf-8")).digest()[:10], "big"))
 
 
 def _ensure(conn: sqlite3.Connection) -> None:
-    conn.execute(TABLE)
+    conn.execute(HISTORY_RUNS)
 
 
 def known(store: Store) -> dict[str, str]:

@@ -17,6 +17,15 @@ from __future__ import annotations
 
 from planlineage.store.dialect import POSTGRESQL, SQLITE, ddl
 
+# Past runs reported once (planlineage.history.ledger): a second replay and a live watcher skip them.
+HISTORY_RUNS = """CREATE TABLE IF NOT EXISTS history_runs (
+    run_key    TEXT PRIMARY KEY,
+    run_id     TEXT NOT NULL,
+    app_id     TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    how        TEXT NOT NULL,
+    recorded   TEXT NOT NULL
+)"""
 # Runs a resubmission replaced: their recorded transitions, then ABORT if still open (lifecycle.runs).
 _CLOSING = """CREATE TABLE IF NOT EXISTS closing (
     run_id     TEXT PRIMARY KEY,
@@ -183,16 +192,7 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] 
         5,
         "past runs a platform recorded that were reported (history replay and live watchers)",
         # planlineage.history.ledger documents it: a second replay and a live watcher skip them.
-        (
-            """CREATE TABLE IF NOT EXISTS history_runs (
-                run_key    TEXT PRIMARY KEY,
-                run_id     TEXT NOT NULL,
-                app_id     TEXT NOT NULL,
-                started_at TEXT NOT NULL,
-                how        TEXT NOT NULL,
-                recorded   TEXT NOT NULL
-            )""",
-        ),
+        (HISTORY_RUNS,),
     ),
 ]
 
