@@ -66,13 +66,22 @@ def replay_history(watcher, since: date | None, timeout: float) -> None:
         watcher.say(line)
 
 
-def watched_run(source: Source, schema: Schema, app: App, how: str, row: LogRow | None, zone: tzinfo):
+def watched_run(
+    source: Source,
+    schema: Schema,
+    app: App,
+    how: str,
+    row: LogRow | None,
+    zone: tzinfo,
+    starts: dict[str, LogRow] | None = None,
+):
     """``(run key, start time)`` of a run the live watcher starts from the START ``row`` (adopted:
-    the app's newest START row), as the replay names it; ``(None, None)`` without row or time."""
+    the app's newest START row), as the replay names it; ``(None, None)`` without row or time.
+    ``starts``: :func:`reads.last_starts` of the apps the poll starts, read once for all of them."""
     if app.engine != FLINK or how not in ("logged", "adopted"):
         return None, None
     if how == "adopted" and schema.log_readable:
-        row = reads.last_start(source, schema, app)
+        row = starts.get(app.key) if starts is not None else reads.last_start(source, schema, app)
     if row is None or row.at is None:
         return None, None
     return run_key(app.id, row.id), started_at(row.at, zone)
