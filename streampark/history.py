@@ -87,14 +87,15 @@ def watched_run(
     return run_key(app.id, row.id), started_at(row.at, zone)
 
 
-def replayed(store, key: str, app_key: str) -> bool | None:
+def replayed(store, key: str, app_key: str, known: dict[str, str] | None = None) -> bool | None:
     """Whether the run ``key`` names was reported already: None (no), True (yes, and it is the
-    app's open current run: the live watcher continues it), False (yes, and it has ended)."""
+    app's open current run: the live watcher continues it), False (yes, and it has ended).
+    ``known``: :func:`ledger.lookup_many` of the keys of the runs a poll starts, read once."""
     from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
     from planlineage.history import ledger
     from planlineage.lifecycle import runs
 
-    recorded = ledger.lookup(store, key)
+    recorded = known.get(key) if known is not None else ledger.lookup(store, key)
     if recorded is None:
         return None
     current = runs.current_run(store, app_key)

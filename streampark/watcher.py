@@ -98,6 +98,7 @@ class Watcher(PlatformWatcher):
         self._log_times: dict[int, reads.LogRow] = {}  # this poll's START rows, by id
         self._candidates: dict[str, App] = {}  # the apps this poll may start (their rows read together)
         self._inputs: _Inputs | None = None  # read at the poll's first start, for every candidate
+        self._started: dict[str, int] = {}  # app key -> its newest successful START row in this poll
 
     # -- which apps -------------------------------------------------------------------------
 
@@ -197,6 +198,7 @@ class Watcher(PlatformWatcher):
             if _may_start(a, snaps.get(a.key), first, a.key in started) and self.excluded(a) is None
         }
         self._inputs = None
+        self._started = started
         for app in apps:
             prev = snaps.get(app.key)
             snap = Snap(app.state, app.job_id)
@@ -294,11 +296,14 @@ class Watcher(PlatformWatcher):
             self._candidates.setdefault(app.key, app)
             apps = list(self._candidates.values())
             flink = [a for a in apps if a.engine == FLINK]
+            starts = reads.last_starts(self.source, self.schema, flink) if self.schema.log_readable else {}
+            rows = [*starts.values(), *(self._log_times[i] for a in flink if (i := self._started.get(a.key)))]
             self._inputs = _Inputs(
-                starts=reads.last_starts(self.source, self.schema, flink) if self.schema.log_readable else {},
+                starts=starts,
                 sqls=reads.effective_sqls(self.source, self.schema, apps),
                 variables=reads.team_variables(self.source, self.schema, [a.team_id for a in apps]),
                 envs=reads.flink_envs(self.source) if flink else {},
+                recorded=history_ledger.lookup_many(self.store, [history.run_key(r.app_id, r.id) for r in rows]),
             )
         return self._inputs
 
@@ -340,7 +345,7 @@ class Watcher(PlatformWatcher):
         key, began = history.watched_run(
             self.source, self.schema, app, how, logged, self.options.zone, starts=inputs.starts
         )
-        replayed = history.replayed(self.store, key, app.key) if key is not None else None
+        replayed = history.replayed(self.store, key, app.key, inputs.recorded) if key is not None else None
         if key is not None and replayed is not None:  # reported already (history replay): never sent twice
             if replayed:
                 snap.run_job_id = f"logged:{key.rpartition('=')[2]}"
@@ -372,11 +377,16 @@ class Watcher(PlatformWatcher):
             return False
         fields, label = compile_with
         derived = history_ledger.run_id_for(key, began) if key is not None and began is not None else None
-        run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings, run_id=derived)
+
+        def mark(conn, run_id: str) -> None:  # a later history replay leaves this run out
+            if key is not None and began is not None:
+                history_ledger.mark_in(conn, key, run_id, app.key, began, "watch")
+
+        run_id = runs.record_pending_submission(
+            self.store, app.key, app.job_name, None, self.settings, run_id=derived, also=mark
+        )
         if run_id is None:
             return False
-        if key is not None and began is not None:  # a later history replay leaves this run out
-            history_ledger.mark(self.store, key, run_id, app.key, began, "watch")
         try:
             compile_queue.start(
                 self.store,
@@ -391,11 +401,10 @@ class Watcher(PlatformWatcher):
             run_id = None
         snap.run_job_id = {"job": f"job:{app.job_id}", "logged": f"logged:{log_id}"}.get(how, f"{how}:")
         # Saved at once, not with the poll: a watcher killed before the poll ends does not start
-        # this run again from the same START row.
-        ledger.save_app(self.store, self.key, app.key, snap)
+        # this run again from the same START row; with its compile record, in one transaction.
+        ledger.save_started(self.store, self.key, app.key, snap, run_id, app.job_name, self.clock())
         if run_id is None:
             return False
-        ledger.add_compile(self.store, self.key, run_id, app.key, app.job_name, self.clock())
         self.say(f"{app.key} {app.job_name}: {how} run, {label}: compiling")
         return True
 
@@ -409,6 +418,7 @@ class _Inputs:
     sqls: dict[str, dict]  # effective SQL rows, by app key
     variables: dict[int | None, dict[str, str]]  # by team id
     envs: dict[int | None, tuple[str | None, str | None]]  # t_flink_env (version, home) by id; None: default
+    recorded: dict[str, str]  # the history ledger's run ids of the runs these START rows began
 
 
 def _may_start(app: App, prev: Snap | None, first: bool, logged: bool) -> bool:

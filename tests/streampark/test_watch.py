@@ -492,6 +492,47 @@ def test_adopting_many_apps_reads_their_rows_once_per_kind_not_once_per_app(stre
     exactly_once(gravitino)
 
 
+def test_adopting_an_app_costs_the_poll_two_store_writes_not_four(streampark, watch, gravitino, monkeypatch):
+    """Each adopted app wrote its run, its history mark, its snapshot row and its compile record in
+    a transaction each (a new SQLite connection each): the run and its mark are one transaction, the
+    snapshot row and the compile record another (the job file is written between the two, so a
+    crash after it never starts the run twice), and the RUNNING report a third."""
+    from planlineage.store.sqlite import Store
+    from planlineage.streampark.watcher import Watcher
+
+    sp = streampark("2.1.x")
+    c = sp.console
+    watch.recorded()
+    apps = []
+    for i in range(10):
+        apps.append(c.create_app(f"app_{i}", ONE_SINK))
+        c.start(apps[-1])
+        c.set_state(apps[-1], RUNNING)
+    writes: list[str] = []
+    inside = []
+    real_write, real_poll = Store.write, Watcher.poll
+
+    def write(self, fn, *args, **kwargs):
+        if inside:
+            writes.append(fn.__qualname__)
+        return real_write(self, fn, *args, **kwargs)
+
+    def poll(self):
+        inside.append(True)
+        try:
+            return real_poll(self)
+        finally:
+            inside.clear()
+
+    monkeypatch.setattr(Store, "write", write)
+    monkeypatch.setattr(Watcher, "poll", poll)
+    result = watch.once(sp.url)
+    assert result.stderr.count("adopted run") == 10, result.stderr
+    assert len(writes) <= 3 * 10 + 2, writes  # run + mark, snapshot row + compile record, RUNNING; the poll's save
+    assert [e["eventType"] for e in gravitino.events].count("START") == 10
+    exactly_once(gravitino)
+
+
 def test_a_poll_over_apps_not_reported_reads_no_run_per_app(streampark, watch, gravitino, monkeypatch):
     """Thousands of apps the watcher does not report (not flagged, not listed) cost one query of
     the apps per poll, never a store read per app: the run of such an app is only looked up when
