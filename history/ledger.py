@@ -59,6 +59,23 @@ def lookup(store: Store, run_key: str) -> str | None:
     return store.write(read)
 
 
+def lookup_many(store: Store, run_keys: list[str]) -> dict[str, str]:
+    """:func:`lookup` of many keys in one read (a poll that starts hundreds of runs); the keys
+    recorded, with their run ids."""
+    keys = sorted(set(run_keys))
+
+    def read(conn: sqlite3.Connection) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ", ".join(["?"] * len(chunk))
+            rows = conn.execute(f"SELECT run_key, run_id FROM history_runs WHERE run_key IN ({marks})", chunk)
+            found.update({str(r["run_key"]): str(r["run_id"]) for r in rows})
+        return found
+
+    return store.read(read, default={}) if keys else {}
+
+
 def mark_in(conn: sqlite3.Connection, run_key: str, run_id: str, app_id: str, started_at: datetime, how: str) -> bool:
     """Record ``run_key`` inside the caller's transaction; False when it was recorded already."""
     _ensure(conn)

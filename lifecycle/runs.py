@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from planlineage import lazylog
@@ -91,6 +92,7 @@ def _submit(
     when: str | None = None,
     replay: bool = False,
     namespace: str | None = None,
+    also: Callable[[sqlite3.Connection, str], Any] | None = None,
 ) -> str | None:
     if not settings.configured():
         return None  # nothing until configured: no event, no file, no database
@@ -146,6 +148,8 @@ def _submit(
             (app_id, run_id, job_name, namespace, lineage_json, sql, now, now),
         )
         queue_events(conn, run_id, built)
+        if also is not None:
+            also(conn, run_id)
         return run_id
 
     return store.write(submit)
@@ -178,13 +182,15 @@ def record_pending_submission(
     settings: Settings,
     *,
     run_id: str | None = None,
+    also: Callable[[sqlite3.Connection, str], Any] | None = None,
 ) -> str | None:
     """A new run whose lineage the compile service is still computing; the run id.
 
     Call it before queuing the compile; the compile service calls :func:`attach_lineage` (or
     :func:`abandon_lineage`) with the returned run id.  Nothing is sent until lineage arrives.
+    ``also(conn, run_id)``: the caller's own rows of the run, written in the same transaction.
     """
-    return _submit(store, app_id, job_name, None, sql, settings, run_id)
+    return _submit(store, app_id, job_name, None, sql, settings, run_id, also=also)
 
 
 def submit_pending(

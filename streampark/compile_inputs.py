@@ -30,9 +30,18 @@ Once = Callable[[str, str], None]
 _MINOR = re.compile(r"^(\d+\.\d+)")
 
 
-def flink_job(source: Source, schema: Schema, app: App, row: dict, options: Any, once: Once) -> tuple[dict, str]:
-    """The env's Flink version, the app's jars then the cluster's (``options``: the watcher's)."""
-    version, flink_home = reads.flink_env(source, app.version_id)
+def flink_job(
+    source: Source,
+    schema: Schema,
+    app: App,
+    row: dict,
+    options: Any,
+    once: Once,
+    env: tuple[str | None, str | None] | None = None,
+) -> tuple[dict, str]:
+    """The env's Flink version, the app's jars then the cluster's (``options``: the watcher's;
+    ``env``: the app's ``(version, flink_home)`` when read already)."""
+    version, flink_home = env if env is not None else reads.flink_env(source, app.version_id)
     found = job_jars.resolve(source, schema, app, row, options.workspace)
     for warning in found.warnings:
         once(f"jar:{app.key}:{warning}", f"{app.key} {app.job_name}: {warning} (compiled without it)")

@@ -66,26 +66,36 @@ def replay_history(watcher, since: date | None, timeout: float) -> None:
         watcher.say(line)
 
 
-def watched_run(source: Source, schema: Schema, app: App, how: str, row: LogRow | None, zone: tzinfo):
+def watched_run(
+    source: Source,
+    schema: Schema,
+    app: App,
+    how: str,
+    row: LogRow | None,
+    zone: tzinfo,
+    starts: dict[str, LogRow] | None = None,
+):
     """``(run key, start time)`` of a run the live watcher starts from the START ``row`` (adopted:
-    the app's newest START row), as the replay names it; ``(None, None)`` without row or time."""
+    the app's newest START row), as the replay names it; ``(None, None)`` without row or time.
+    ``starts``: :func:`reads.last_starts` of the apps the poll starts, read once for all of them."""
     if app.engine != FLINK or how not in ("logged", "adopted"):
         return None, None
     if how == "adopted" and schema.log_readable:
-        row = reads.last_start(source, schema, app)
+        row = starts.get(app.key) if starts is not None else reads.last_start(source, schema, app)
     if row is None or row.at is None:
         return None, None
     return run_key(app.id, row.id), started_at(row.at, zone)
 
 
-def replayed(store, key: str, app_key: str) -> bool | None:
+def replayed(store, key: str, app_key: str, known: dict[str, str] | None = None) -> bool | None:
     """Whether the run ``key`` names was reported already: None (no), True (yes, and it is the
-    app's open current run: the live watcher continues it), False (yes, and it has ended)."""
+    app's open current run: the live watcher continues it), False (yes, and it has ended).
+    ``known``: :func:`ledger.lookup_many` of the keys of the runs a poll starts, read once."""
     from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
     from planlineage.history import ledger
     from planlineage.lifecycle import runs
 
-    recorded = ledger.lookup(store, key)
+    recorded = known.get(key) if known is not None else ledger.lookup(store, key)
     if recorded is None:
         return None
     current = runs.current_run(store, app_key)

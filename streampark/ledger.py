@@ -137,17 +137,36 @@ def save_app(store: Store, source: str, app_key: str, snap: Snap) -> None:
     store.write(write)
 
 
+def save_started(
+    store: Store, source: str, app_key: str, snap: Snap, run_id: str | None, job_name: str, started: float
+) -> None:
+    """A started run's snapshot row and, when its compile was queued (``run_id``), its compile
+    record, in one transaction."""
+
+    def write(conn: sqlite3.Connection) -> None:
+        _ensure(conn)
+        conn.execute(_UPSERT, _row(source, app_key, snap))
+        if run_id is not None:
+            _add_compile(conn, source, run_id, app_key, job_name, started)
+
+    store.write(write)
+
+
 def add_compile(store: Store, source: str, run_id: str, app_key: str, job_name: str, started: float) -> None:
     def write(conn: sqlite3.Connection) -> None:
         _ensure(conn)
-        conn.execute(
-            "INSERT INTO streampark_compiles (run_id, source, app_key, job_name, started) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET source = excluded.source, "
-            "app_key = excluded.app_key, job_name = excluded.job_name, started = excluded.started",
-            (run_id, source, app_key, job_name, started),
-        )
+        _add_compile(conn, source, run_id, app_key, job_name, started)
 
     store.write(write)
+
+
+def _add_compile(conn: sqlite3.Connection, source: str, run_id: str, app_key: str, job_name: str, started: float):
+    conn.execute(
+        "INSERT INTO streampark_compiles (run_id, source, app_key, job_name, started) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET source = excluded.source, "
+        "app_key = excluded.app_key, job_name = excluded.job_name, started = excluded.started",
+        (run_id, source, app_key, job_name, started),
+    )
 
 
 def compiles(store: Store, source: str) -> list[dict]:

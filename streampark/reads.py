@@ -99,9 +99,19 @@ def log_rows(source: Source, schema: Schema, after: int) -> list[LogRow]:
 
 def last_start(source: Source, schema: Schema, app: App) -> LogRow | None:
     """The newest successful START row of ``app`` (what started the run it has now), or None."""
-    found = _log_rows(source, schema, "app_id = %s AND option_name = 1", (app.id,))
-    starts = [r for r in found if r.success and r.engine == app.engine]
-    return starts[-1] if starts else None
+    return last_starts(source, schema, [app]).get(app.key)
+
+
+def last_starts(source: Source, schema: Schema, apps: list[App]) -> dict[str, LogRow]:
+    """:func:`last_start` of every app in ``apps``, by app key, in one query per chunk of ids."""
+    found: dict[str, LogRow] = {}
+    for ids in _chunks(sorted({app.id for app in apps})):
+        marks = ", ".join(["%s"] * len(ids))
+        for row in _log_rows(source, schema, f"app_id IN ({marks}) AND option_name = 1", tuple(ids)):
+            if row.success:
+                found[row.key] = row  # oldest first: the newest one stays
+    wanted = {app.key for app in apps}
+    return {key: row for key, row in found.items() if key in wanted}
 
 
 def _log_rows(source: Source, schema: Schema, where: str, params: tuple) -> list[LogRow]:
@@ -132,21 +142,47 @@ def all_log_rows(source: Source, schema: Schema) -> list[LogRow]:
 
 def effective_sql(source: Source, schema: Schema, app: App) -> dict[str, Any] | None:
     """The effective SQL row of ``app`` (FlinkSqlMapper.xml ``getEffective``), or None."""
-    prefix, target = ("t_flink", 2) if app.engine == FLINK else ("t_spark", 4)
-    resource = ", s.team_resource" if schema.has(f"{prefix}_sql", "team_resource") else ""
-    rows = source.rows(
-        f"SELECT s.id, s.{source.quote('sql')} AS text, s.dependency{resource} FROM {prefix}_sql s "
-        f"JOIN {prefix}_effective e ON s.id = e.target_id WHERE e.target_type = %s AND e.app_id = %s",
-        (target, app.id),
-    )
-    return rows[0] if rows else None
+    return effective_sqls(source, schema, [app]).get(app.key)
+
+
+def effective_sqls(source: Source, schema: Schema, apps: list[App]) -> dict[str, dict[str, Any]]:
+    """:func:`effective_sql` of every app in ``apps``, by app key: one query per engine (and per
+    chunk of ids), where a poll that starts hundreds of runs read one row per app."""
+    found: dict[str, dict[str, Any]] = {}
+    for engine, prefix, target in ((FLINK, "t_flink", 2), (SPARK, "t_spark", 4)):
+        resource = ", s.team_resource" if schema.has(f"{prefix}_sql", "team_resource") else ""
+        for ids in _chunks(sorted({app.id for app in apps if app.engine == engine})):
+            marks = ", ".join(["%s"] * len(ids))
+            rows = source.rows(
+                f"SELECT e.app_id AS effective_app, s.id, s.{source.quote('sql')} AS text, s.dependency{resource} "
+                f"FROM {prefix}_sql s JOIN {prefix}_effective e ON s.id = e.target_id "
+                f"WHERE e.target_type = %s AND e.app_id IN ({marks}) ORDER BY e.id",
+                (target, *ids),
+            )
+            for row in rows:
+                found.setdefault(f"{engine}:{int(row.pop('effective_app'))}", row)
+    return found
 
 
 def variables(source: Source, schema: Schema, team_id: int | None) -> dict[str, str]:
-    if team_id is None or not schema.has("t_variable"):
-        return {}
-    rows = source.rows("SELECT variable_code, variable_value FROM t_variable WHERE team_id = %s", (team_id,))
-    return {str(r["variable_code"]): str(r["variable_value"] or "") for r in rows}
+    return team_variables(source, schema, [team_id]).get(team_id, {})
+
+
+def team_variables(source: Source, schema: Schema, team_ids: list[int | None]) -> dict[int | None, dict[str, str]]:
+    """The variables of every team in ``team_ids`` (by team id), in one query per chunk of ids."""
+    found: dict[int | None, dict[str, str]] = {}
+    teams = sorted({int(t) for t in team_ids if t is not None})
+    if not teams or not schema.has("t_variable"):
+        return found
+    for ids in _chunks(teams):
+        marks = ", ".join(["%s"] * len(ids))
+        rows = source.rows(
+            f"SELECT team_id, variable_code, variable_value FROM t_variable WHERE team_id IN ({marks}) ORDER BY id",
+            tuple(ids),
+        )
+        for r in rows:
+            found.setdefault(int(r["team_id"]), {})[str(r["variable_code"])] = str(r["variable_value"] or "")
+    return found
 
 
 def flink_env(source: Source, version_id: int | None) -> tuple[str | None, str | None]:
@@ -155,9 +191,24 @@ def flink_env(source: Source, version_id: int | None) -> tuple[str | None, str |
         rows = source.rows("SELECT version, flink_home FROM t_flink_env WHERE is_default = TRUE ORDER BY id")
     else:
         rows = source.rows("SELECT version, flink_home FROM t_flink_env WHERE id = %s", (version_id,))
-    if not rows:
+    return _env(rows[0] if rows else None)
+
+
+def flink_envs(source: Source) -> dict[int | None, tuple[str | None, str | None]]:
+    """:func:`flink_env` of every environment, by id, and the default one under None, in one query
+    (the table holds one row per Flink install)."""
+    envs: dict[int | None, tuple[str | None, str | None]] = {}
+    for row in source.rows("SELECT id, version, flink_home, is_default FROM t_flink_env ORDER BY id"):
+        envs[int(row["id"])] = _env(row)
+        if truthy(row["is_default"]) and None not in envs:
+            envs[None] = envs[int(row["id"])]
+    return envs
+
+
+def _env(row: dict[str, Any] | None) -> tuple[str | None, str | None]:
+    if row is None:
         return None, None
-    version, home = (str(rows[0][column] or "").strip() or None for column in ("version", "flink_home"))
+    version, home = (str(row[column] or "").strip() or None for column in ("version", "flink_home"))
     return version, home
 
 
@@ -189,6 +240,10 @@ def settings(source: Source, schema: Schema) -> dict[str, str]:
         return {}
     rows = source.rows("SELECT setting_key, setting_value FROM t_setting")
     return {str(r["setting_key"]): (r["setting_value"] or "") for r in rows}
+
+
+def _chunks(ids: list[int], size: int = 500) -> list[list[int]]:
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
 def json_or_none(text: Any) -> Any:

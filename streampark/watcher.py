@@ -96,6 +96,9 @@ class Watcher(PlatformWatcher):
         self._stops: set[str] = set()  # Spark apps with a successful stop in this poll's log rows
         self.lead_name = f"streampark-watch:{self.key}"
         self._log_times: dict[int, reads.LogRow] = {}  # this poll's START rows, by id
+        self._candidates: dict[str, App] = {}  # the apps this poll may start (their rows read together)
+        self._inputs: _Inputs | None = None  # read at the poll's first start, for every candidate
+        self._started: dict[str, int] = {}  # app key -> its newest successful START row in this poll
 
     # -- which apps -------------------------------------------------------------------------
 
@@ -189,6 +192,13 @@ class Watcher(PlatformWatcher):
             if row.option == OPERATION_START and row.success:
                 started[row.key] = row.id
         self._stops = {r.key for r in rows if r.engine == SPARK and r.option == SPARK_OPERATION_STOP and r.success}
+        self._candidates = {
+            a.key: a
+            for a in apps
+            if _may_start(a, snaps.get(a.key), first, a.key in started) and self.excluded(a) is None
+        }
+        self._inputs = None
+        self._started = started
         for app in apps:
             prev = snaps.get(app.key)
             snap = Snap(app.state, app.job_id)
@@ -278,6 +288,25 @@ class Watcher(PlatformWatcher):
         stopped = app.key in self._stops or (prev is not None and state_name(SPARK, prev.state) == "STOPPING")
         return "CANCELED" if app.engine == SPARK and name == "KILLED" and stopped else name
 
+    def _read_inputs(self, app: App) -> _Inputs:
+        """The compile inputs of this poll's starts, read at its first start for every app it may
+        start (``app`` among them; one outside them is read again with them)."""
+        assert self.schema is not None
+        if self._inputs is None or app.key not in self._candidates:
+            self._candidates.setdefault(app.key, app)
+            apps = list(self._candidates.values())
+            flink = [a for a in apps if a.engine == FLINK]
+            starts = reads.last_starts(self.source, self.schema, flink) if self.schema.log_readable else {}
+            rows = [*starts.values(), *(self._log_times[i] for a in flink if (i := self._started.get(a.key)))]
+            self._inputs = _Inputs(
+                starts=starts,
+                sqls=reads.effective_sqls(self.source, self.schema, apps),
+                variables=reads.team_variables(self.source, self.schema, [a.team_id for a in apps]),
+                envs=reads.flink_envs(self.source) if flink else {},
+                recorded=history_ledger.lookup_many(self.store, [history.run_key(r.app_id, r.id) for r in rows]),
+            )
+        return self._inputs
+
     def _open_run(self, app: App) -> bool:
         current = runs.current_run(self.store, app.key)
         return current is not None and current.last_event not in TERMINAL_EVENT_TYPES
@@ -312,8 +341,11 @@ class Watcher(PlatformWatcher):
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
         assert self.schema is not None
         logged = self._log_times.get(log_id or 0)
-        key, began = history.watched_run(self.source, self.schema, app, how, logged, self.options.zone)
-        replayed = history.replayed(self.store, key, app.key) if key is not None else None
+        inputs = self._read_inputs(app)
+        key, began = history.watched_run(
+            self.source, self.schema, app, how, logged, self.options.zone, starts=inputs.starts
+        )
+        replayed = history.replayed(self.store, key, app.key, inputs.recorded) if key is not None else None
         if key is not None and replayed is not None:  # reported already (history replay): never sent twice
             if replayed:
                 snap.run_job_id = f"logged:{key.rpartition('=')[2]}"
@@ -321,13 +353,13 @@ class Watcher(PlatformWatcher):
                 self.say(f"{app.key} {app.job_name}: {how} run continues its replayed run")
             return replayed
         self._close_previous(app)
-        row = reads.effective_sql(self.source, self.schema, app)
+        row = inputs.sqls.get(app.key)
         if row is None:
             self.say(f"{app.key} {app.job_name}: not reported: it has no effective SQL")
             return False
         try:
             text = stored_text.decode(row["text"], self.options.charset) or ""
-            text = stored_text.replace_variables(text, reads.variables(self.source, self.schema, app.team_id)) or ""
+            text = stored_text.replace_variables(text, inputs.variables.get(app.team_id, {})) or ""
         except stored_text.TooLarge as error:  # a row past the watcher's limits: this app only
             self.say(f"WARN {app.key} {app.job_name}: not reported: {error}")
             return False
@@ -337,16 +369,24 @@ class Watcher(PlatformWatcher):
         if app.engine == SPARK:
             compile_with = compile_inputs.spark_job(app, self.spark_env(app), self.once)
         else:
-            compile_with = compile_inputs.flink_job(self.source, self.schema, app, row, self.options, self.once)
+            env = inputs.envs.get(app.version_id, (None, None))
+            compile_with = compile_inputs.flink_job(
+                self.source, self.schema, app, row, self.options, self.once, env=env
+            )
         if compile_with is None:
             return False
         fields, label = compile_with
         derived = history_ledger.run_id_for(key, began) if key is not None and began is not None else None
-        run_id = runs.record_pending_submission(self.store, app.key, app.job_name, None, self.settings, run_id=derived)
+
+        def mark(conn, run_id: str) -> None:  # a later history replay leaves this run out
+            if key is not None and began is not None:
+                history_ledger.mark_in(conn, key, run_id, app.key, began, "watch")
+
+        run_id = runs.record_pending_submission(
+            self.store, app.key, app.job_name, None, self.settings, run_id=derived, also=mark
+        )
         if run_id is None:
             return False
-        if key is not None and began is not None:  # a later history replay leaves this run out
-            history_ledger.mark(self.store, key, run_id, app.key, began, "watch")
         try:
             compile_queue.start(
                 self.store,
@@ -361,13 +401,32 @@ class Watcher(PlatformWatcher):
             run_id = None
         snap.run_job_id = {"job": f"job:{app.job_id}", "logged": f"logged:{log_id}"}.get(how, f"{how}:")
         # Saved at once, not with the poll: a watcher killed before the poll ends does not start
-        # this run again from the same START row.
-        ledger.save_app(self.store, self.key, app.key, snap)
+        # this run again from the same START row; with its compile record, in one transaction.
+        ledger.save_started(self.store, self.key, app.key, snap, run_id, app.job_name, self.clock())
         if run_id is None:
             return False
-        ledger.add_compile(self.store, self.key, run_id, app.key, app.job_name, self.clock())
         self.say(f"{app.key} {app.job_name}: {how} run, {label}: compiling")
         return True
+
+
+@dataclass
+class _Inputs:
+    """What the runs a poll starts are compiled from, read for all of them at once: one query per
+    kind, where each start read its own rows (a first start adopting hundreds of apps)."""
+
+    starts: dict[str, reads.LogRow]  # each app's newest successful START row (adoption)
+    sqls: dict[str, dict]  # effective SQL rows, by app key
+    variables: dict[int | None, dict[str, str]]  # by team id
+    envs: dict[int | None, tuple[str | None, str | None]]  # t_flink_env (version, home) by id; None: default
+    recorded: dict[str, str]  # the history ledger's run ids of the runs these START rows began
+
+
+def _may_start(app: App, prev: Snap | None, first: bool, logged: bool) -> bool:
+    """Whether :meth:`Watcher._app` may start a run of ``app`` in this poll (a superset: its rows
+    are read with the others')."""
+    if first:
+        return state_name(app.engine, app.state) in ALIVE[app.engine]
+    return logged or bool(app.job_id and (prev is None or app.job_id != prev.job_id))
 
 
 def _moved(app: App, prev: Snap, logged: bool) -> bool:

@@ -448,6 +448,91 @@ def test_a_bomb_row_and_200k_placeholders_are_skipped_with_a_warning_and_the_oth
     exactly_once(gravitino)
 
 
+def test_adopting_many_apps_reads_their_rows_once_per_kind_not_once_per_app(streampark, watch, gravitino, monkeypatch):
+    """A first start adopting hundreds of running apps read each app's SQL, its team's variables,
+    its Flink env and its newest START row one query each (~80 ms per app at load 10): the poll
+    reads them for all the apps it starts at once, one query per kind whatever their number."""
+    from planlineage.streampark.connection import Source
+
+    sp = streampark("2.1.x")
+    c = sp.console
+    c.variable(100000, "sink", "team_a_sink")
+    c.variable(100001, "sink", "team_b_sink")
+    other = c.env("1.19.1", default=False)
+    planner = watch.recorded()
+    for value in ("team_a_sink", "team_b_sink"):
+        planner.record(f"-- owner {value}\n{ONE_SINK}", "union_all")
+    apps = []
+    for i in range(12):
+        sql = f"-- owner ${{sink}}\n{ONE_SINK}" if i < 2 else ONE_SINK
+        app = c.create_app(f"app_{i}", sql, team=100000 + i % 2, env=other if i % 4 == 0 else None)
+        c.start(app)
+        c.set_state(app, RUNNING)
+        apps.append(app)
+    asked: list[str] = []
+    real = Source.rows
+    monkeypatch.setattr(Source, "rows", lambda self, sql, params=(): asked.append(sql) or real(self, sql, params))
+    result = watch.once(sp.url)
+    for app in apps:
+        assert f"flink:{app} app_{apps.index(app)}: adopted run" in result.stderr, result.stderr
+    per_kind = {
+        kind: sum(1 for sql in asked if marker in sql)
+        for kind, marker in (
+            ("sql", "t_flink_sql"),
+            ("variables", "t_variable"),
+            ("env", "t_flink_env"),
+            ("start rows", "option_name = 1"),
+        )
+    }
+    assert per_kind == {"sql": 1, "variables": 1, "env": 1, "start rows": 1}, (per_kind, asked)
+    started = [e for e in gravitino.events if e["eventType"] == "START"]
+    assert len(started) == 12
+    queries = {e["job"]["name"]: e["job"]["facets"]["sql"]["query"] for e in started}
+    assert "-- owner team_a_sink" in queries["app_0"] and "-- owner team_b_sink" in queries["app_1"]  # its team's
+    exactly_once(gravitino)
+
+
+def test_adopting_an_app_costs_the_poll_two_store_writes_not_four(streampark, watch, gravitino, monkeypatch):
+    """Each adopted app wrote its run, its history mark, its snapshot row and its compile record in
+    a transaction each (a new SQLite connection each): the run and its mark are one transaction, the
+    snapshot row and the compile record another (the job file is written between the two, so a
+    crash after it never starts the run twice), and the RUNNING report a third."""
+    from planlineage.store.sqlite import Store
+    from planlineage.streampark.watcher import Watcher
+
+    sp = streampark("2.1.x")
+    c = sp.console
+    watch.recorded()
+    apps = []
+    for i in range(10):
+        apps.append(c.create_app(f"app_{i}", ONE_SINK))
+        c.start(apps[-1])
+        c.set_state(apps[-1], RUNNING)
+    writes: list[str] = []
+    inside = []
+    real_write, real_poll = Store.write, Watcher.poll
+
+    def write(self, fn, *args, **kwargs):
+        if inside:
+            writes.append(fn.__qualname__)
+        return real_write(self, fn, *args, **kwargs)
+
+    def poll(self):
+        inside.append(True)
+        try:
+            return real_poll(self)
+        finally:
+            inside.clear()
+
+    monkeypatch.setattr(Store, "write", write)
+    monkeypatch.setattr(Watcher, "poll", poll)
+    result = watch.once(sp.url)
+    assert result.stderr.count("adopted run") == 10, result.stderr
+    assert len(writes) <= 3 * 10 + 2, writes  # run + mark, snapshot row + compile record, RUNNING; the poll's save
+    assert [e["eventType"] for e in gravitino.events].count("START") == 10
+    exactly_once(gravitino)
+
+
 def test_a_poll_over_apps_not_reported_reads_no_run_per_app(streampark, watch, gravitino, monkeypatch):
     """Thousands of apps the watcher does not report (not flagged, not listed) cost one query of
     the apps per poll, never a store read per app: the run of such an app is only looked up when
