@@ -55,7 +55,6 @@ log = logging.getLogger("planlineage.emitter")
 
 DEFAULT_BATCH = 50  # rows per claim: a pass costs a few store transactions per batch
 LEASE_MARGIN_SECONDS = 30.0
-MIN_REQUEST_SECONDS = 1.0  # after a pass's first request: a sliver times out while taken, resent
 MAX_BACKOFF_SECONDS = 600.0
 #: Answers that say the server as a whole cannot take events now: stop the pass, count nothing.
 UNAVAILABLE_STATUSES = frozenset({429, 503})
@@ -317,8 +316,7 @@ def deliver_pending(
     pass ends with :attr:`FlushReport.stale`, for the caller to make a new transport.
 
     Never sends once ``deadline_seconds`` have passed; each request's timeout is cut to the time
-    left, and after the first none starts with less than :data:`MIN_REQUEST_SECONDS` left.
-    Without a store, nothing happens (and nothing is created).
+    left.  Without a store, nothing happens (and nothing is created).
     """
     policy = policy or RetryPolicy()
     report = FlushReport()
@@ -329,7 +327,6 @@ def deliver_pending(
     lease = deadline_seconds + LEASE_MARGIN_SECONDS
     held_back: set[str] = set()  # runs with a failed row in this pass: their later rows wait
     delivered: list[int] = []  # sent, still leased: removed with the next claim or the release
-    attempted = False  # a request was started in this pass
     try:
         while report.stopped is None and not report.timed_out and not report.stale:
             if time.monotonic() - started >= deadline_seconds:
@@ -342,10 +339,9 @@ def deliver_pending(
                 if row["run_id"] in held_back:
                     continue  # released at the end, untouched
                 left = deadline_seconds - (time.monotonic() - started)
-                if left <= 0 or (left < MIN_REQUEST_SECONDS and attempted):
-                    report.timed_out = True  # the row stays due for the next pass: nothing lost
+                if left <= 0:
+                    report.timed_out = True
                     break
-                attempted = True
                 outcome = transport.send(row["payload"], timeout=left)
                 verdict = _verdict(outcome)
                 if verdict == "delivered":

@@ -6,7 +6,6 @@ import multiprocessing
 import time
 import uuid
 
-import pytest
 from emitter_fixtures import single_sink_lineage, two_sink_lineage
 from gravitino_server import GravitinoTestServer
 
@@ -287,33 +286,3 @@ def test_describe_is_one_line():
     report = outbox.FlushReport(delivered=2, parked=1, remaining=3, stopped="Gravitino at x answered HTTP 429")
     line = outbox.describe(report)
     assert "\n" not in line and "2 delivered" in line and "3 kept for later" in line
-
-
-class _SlowTransport:
-    """Takes each event after ``seconds`` and records the timeout each request was given."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.timeouts: list[float] = []
-
-    def send(self, payload, timeout=None):
-        from planlineage.emitter.transports.base import Delivered
-
-        self.timeouts.append(timeout)
-        time.sleep(self.seconds)
-        return Delivered()
-
-
-def test_no_request_after_the_first_starts_with_a_sliver_of_the_deadline(store):
-    """A request cut to a few milliseconds times out while the server may still be taking the
-    event, which the next pass then sends again: after the pass's first request, none starts with
-    less than MIN_REQUEST_SECONDS left; the rest waits for the next pass."""
-    queue_run(store, event_types=("START", "RUNNING", "COMPLETE", "FAIL", "ABORT"))
-    slow = _SlowTransport(0.3)
-    report = outbox.deliver_pending(store, slow, deadline_seconds=1.5)
-    assert slow.timeouts[0] == pytest.approx(1.5, abs=0.1)  # the first one gets what there is
-    assert all(t >= outbox.MIN_REQUEST_SECONDS for t in slow.timeouts[1:]), slow.timeouts
-    assert report.timed_out and report.delivered == len(slow.timeouts) < 5
-    assert report.remaining == 5 - report.delivered  # nothing lost: due for the next pass
-    again = outbox.deliver_pending(store, _SlowTransport(0.0), deadline_seconds=1.5)
-    assert again.delivered == report.remaining
