@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -48,6 +49,8 @@ from planlineage.lifecycle.run_rows import (
     until_unchanged,
 )
 from planlineage.store.sqlite import Store, StoreError
+
+ATTACH_RETRY_PAUSES = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds: a busy store, waited out in the background
 
 # Recording a submission or a state report loads neither the models (pydantic, ~0.1 s) nor the
 # outbox and transports: only the paths that build events do.
@@ -295,6 +298,14 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
 
         return store.write(attach)
 
+    # The compile is done and its record goes once this returns: a store busy past its timeout
+    # (SQLite's lock under a burst of adoptions) is waited out, never taken for "superseded",
+    # which would lose the run's every event.
+    for pause in ATTACH_RETRY_PAUSES:
+        try:
+            return until_unchanged(store, app_id, attempt)
+        except StoreError:
+            time.sleep(pause)
     return until_unchanged(store, app_id, attempt)
 
 

@@ -288,3 +288,27 @@ def test_a_transition_decided_on_a_changed_run_is_decided_again(store, monkeypat
     monkeypatch.setattr(runs, "build_events", build_while_another_process_reports)
     assert runs.attach_lineage(store, "app", run_id, single_sink_lineage()) is True
     assert [t for _, t in queued(store)] == ["START", "RUNNING"]  # the late RUNNING was not lost
+
+
+def test_a_store_locked_past_its_timeout_delays_the_lineage_but_never_loses_it(store):
+    """A burst of adoptions held SQLite's lock past the busy timeout: the compile's lineage was
+    taken for "superseded" and the run's every event was lost. Now the lock is waited out."""
+    import sqlite3
+    import threading
+    import time
+
+    run_id = runs.record_pending_submission(store, "app", "etl", SQL, configured(store))
+    runs.record_state(store, "app", "RUNNING")
+    impatient = Store(store.path, busy_timeout=0.2)
+    holder = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock for a while
+    release = threading.Timer(1.0, lambda: holder.execute("ROLLBACK"))
+    release.start()
+    started = time.monotonic()
+    try:
+        assert runs.attach_lineage(impatient, "app", run_id, single_sink_lineage()) is True
+    finally:
+        release.join()
+        holder.close()
+    assert time.monotonic() - started >= 0.9
+    assert [t for _, t in queued(store)] == ["START", "RUNNING"]
