@@ -357,8 +357,9 @@ def simulate(args) -> int:
             PLANLINEAGE_PLANNER_DIR=tempfile.mkdtemp(prefix="pl-platform-"),
             PLANLINEAGE_LINEAGE_ADDRESS=gravitino.address,
             PLANLINEAGE_STREAMPARK_PASSWORD=WATCH_PASSWORD,
-            PLANLINEAGE_FLINK_CACHE=os.environ.get("PLANLINEAGE_FLINK_CACHE", "/work/cache/flink"),
         )
+        if "PLANLINEAGE_FLINK_CACHE" in os.environ:  # else the product's own cache under the user's home
+            env["PLANLINEAGE_FLINK_CACHE"] = os.environ["PLANLINEAGE_FLINK_CACHE"]
         if args.profile:
             env["PLATFORM_PROFILE"] = str(home / "polls.prof")
         polls = home / "polls.jsonl"
