@@ -52,6 +52,9 @@ def _extract_mid_compile(tmp_path, provisioned):
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        # A test run started in the background of a non-interactive shell inherits SIGINT ignored,
+        # and Python then never raises KeyboardInterrupt: give the command Ctrl-C as a terminal would.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while _written(command.pid) < LITERAL:  # the request is written once the JVM said it is ready
