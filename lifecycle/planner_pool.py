@@ -27,6 +27,7 @@ class _Slot:
         self.version = version
         self._on_start = on_start
         self._healing = None
+        self._making = threading.Lock()  # two callers of a new slot start one JVM, not one each
         self.threads = threads
         self.users = 0  # callers holding this slot now (at most ``threads``)
 
@@ -35,14 +36,15 @@ class _Slot:
         return self._planner().provisioned
 
     def _planner(self):
-        if self._healing is None:
-            from planlineage.planner.provision import ensure
-            from planlineage.planner.warm import Limits, SelfHealingPlanner
+        with self._making:
+            if self._healing is None:
+                from planlineage.planner.provision import ensure
+                from planlineage.planner.warm import Limits, SelfHealingPlanner
 
-            self._healing = SelfHealingPlanner(
-                ensure(self.version), Limits(job_timeout=runner.job_timeout()), threads=self.threads
-            )
-        return self._healing
+                self._healing = SelfHealingPlanner(
+                    ensure(self.version), Limits(job_timeout=runner.job_timeout()), threads=self.threads
+                )
+            return self._healing
 
     def compile(self, request: CompileRequest, timeout: float | None = None) -> CompileAnswer:
         healing = self._planner()

@@ -4,6 +4,7 @@ the bound on JVMs (no JVM is started here: slots are only handed out and given b
 from __future__ import annotations
 
 import threading
+import time
 
 from planlineage.lifecycle import compile_service, planner_pool
 
@@ -62,3 +63,28 @@ def test_the_compile_service_runs_as_many_compile_threads_as_its_jvms_take(tmp_p
 
     service = compile_service.Service(Store(tmp_path / "state.db"), planners=1, idle_seconds=1)
     assert service.pool.size == 1 and service.pool.capacity == planner_pool.COMPILE_THREADS >= 2
+
+
+def test_two_callers_of_a_new_slot_start_one_planner_not_one_each(monkeypatch):
+    """The compile service's bound of one JVM was seen at two: both callers handed a new slot
+    found it without a planner and each made one."""
+    from planlineage.planner import provision, warm
+
+    made: list[object] = []
+
+    class SlowPlanner:
+        def __init__(self, provisioned, limits, threads=1):
+            made.append(self)
+            time.sleep(0.3)  # provisioning and the JVM's start take their time
+
+    monkeypatch.setattr(warm, "SelfHealingPlanner", SlowPlanner)
+    monkeypatch.setattr(provision, "ensure", lambda version: object())
+    pool = planner_pool.PlannerPool(1, lambda pid: None, threads=2)
+    slot = pool.acquire("1.20")
+    assert pool.acquire("1.20") is slot
+    both = [threading.Thread(target=slot._planner) for _ in range(2)]
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join()
+    assert len(made) == 1
