@@ -9,10 +9,9 @@ EXIT_FAILED = 2
 
 
 def configure(name: str, parser) -> None:
-    parser.add_argument(
-        "--events", nargs="+", action="extend", default=[], metavar="FILE", help="OpenLineage events as JSON lines"
-    )
-    parser.add_argument("--state", action="store_true", help="also the runs planlineage recorded (read-only)")
+    from planlineage.cli.graph import add_inputs
+
+    add_inputs(parser)
     parser.add_argument("--rules", help="a rules TOML file whose namespace resolvers count for splits")
     parser.add_argument(
         "--host",
