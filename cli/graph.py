@@ -9,15 +9,9 @@ EXIT_OK = 0
 EXIT_FAILED = 2
 
 
-def add_inputs(parser) -> None:
-    """What the page is drawn from, for `graph` and `ui` alike: event files and the recorded runs."""
-    parser.add_argument(
-        "--events", nargs="+", action="extend", default=[], metavar="FILE", help="OpenLineage events as JSON lines"
-    )
-    parser.add_argument("--state", action="store_true", help="also the runs planlineage recorded (read-only)")
-
-
 def configure(name: str, parser) -> None:
+    from planlineage.cli.page_inputs import add_inputs
+
     graph = parser
     add_inputs(graph)
     graph.add_argument("--job", help="only this job (or STATEMENT SET), with everything upstream and downstream")

@@ -9,7 +9,7 @@ EXIT_FAILED = 2
 
 
 def configure(name: str, parser) -> None:
-    from planlineage.cli.graph import add_inputs
+    from planlineage.cli.page_inputs import add_inputs
 
     add_inputs(parser)
     parser.add_argument("--rules", help="a rules TOML file whose namespace resolvers count for splits")
