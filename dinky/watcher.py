@@ -23,7 +23,7 @@ to ``--history``) and each task's newest instance that is not done is adopted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
 
 from planlineage.dinky import PLATFORM, reads, states
@@ -31,13 +31,12 @@ from planlineage.dinky import sql as dinky_sql
 from planlineage.dinky.reads import Instance, Task
 from planlineage.dinky.schema import Schema, detect
 from planlineage.history import ledger as history_ledger
-from planlineage.lifecycle import compile_queue, delivery, runs
+from planlineage.lifecycle import compile_queue, runs
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
 from planlineage.streampark.connection import Source
 from planlineage.streampark.history import replayed
 from planlineage.streampark.ledger import Snap
 from planlineage.streampark.loop import PlatformWatcher
-from planlineage.streampark.watcher import POLL_FLUSH_SECONDS
 
 
 @dataclass
@@ -58,6 +57,7 @@ class Watcher(PlatformWatcher):
         self.source = Source(self.target)
         self.schema: Schema | None = None
         self.key = "dinky:" + self.target.key()
+        self._ledger = ledger.Kept(self.store, self.key)
         self.lead_name = f"dinky-watch:{self.target.key()}"
 
     # -- which tasks ------------------------------------------------------------------------
@@ -90,7 +90,8 @@ class Watcher(PlatformWatcher):
     def poll(self) -> None:
         """One poll; raises :class:`SourceError` when the database cannot be read."""
         schema = self._schema()
-        cursor, snaps = ledger.load(self.store, self.key)
+        cursor, snaps = self._ledger.load()
+        before = {key: replace(snap) for key, snap in snaps.items()}  # the poll changes snaps in place
         tasks = reads.tasks(self.source, schema)
         now = self.clock()
         if cursor is None:
@@ -102,8 +103,7 @@ class Watcher(PlatformWatcher):
                     snap = snaps.setdefault(task.key, Snap(None, ""))
                     if self._start(task, inst, snap, "adopted"):
                         self._state(task, inst, snap, now, force=True)
-            ledger.save(self.store, self.key, cursor, snaps)
-            self._flush()
+            self._ledger.save(cursor, snaps, before)
             return
         new = reads.instances_after(self.source, schema, cursor)
         newest: dict[int, Instance] = {}
@@ -138,14 +138,9 @@ class Watcher(PlatformWatcher):
             if found is None or found.deleted or task is None:
                 continue  # a deleted or vanished row ends nothing
             self._state(task, found, snaps[key], now)
-        ledger.save(self.store, self.key, max([i.id for i in new], default=cursor), snaps)
+        self._ledger.save(max([i.id for i in new], default=cursor), snaps, before)
         if skipped:
             self.once(f"skipped:{skipped}", f"{skipped} Dinky submission(s) not reported (--verbose says why)")
-        self._flush()
-
-    def _flush(self) -> None:
-        if delivery.has_work(self.store):
-            delivery.flush(self.store, self.settings, deadline_seconds=POLL_FLUSH_SECONDS)
 
     def _state(self, task: Task, inst: Instance, snap: Snap, now: float, force: bool = False) -> None:
         """Report the instance's status if it changed (``force``: right after a start); UNKNOWN

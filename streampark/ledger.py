@@ -1,8 +1,9 @@
 """The watcher's own durable state, in its own tables of planlineage's state store.
 
-``streampark_watch(source → cursor)``: the last operation-log id handled, per StreamPark install
-(``source`` is the database address without credentials).  No row yet means "never watched":
-the first poll takes a baseline instead of replaying history.
+``streampark_watch(source → cursor, updated)``: the last operation-log id handled, per StreamPark
+install (``source`` is the database address without credentials).  No row yet means "never
+watched": the first poll takes a baseline instead of replaying history.  ``updated`` is when the
+row was saved and a random tag: the stamp a watcher compares to keep its snapshot in memory.
 
 ``streampark_apps(source, app_key → state, job_id, run_job_id, lost_since, lost_sent)``: the
 snapshot the next poll diffs against.  ``run_job_id`` says what started the current run
@@ -20,6 +21,7 @@ that step working.  The SQL is the store's shared dialect, so a PostgreSQL store
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass
 
@@ -67,6 +69,17 @@ def _ensure(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
+def stamp(store: Store, source: str) -> str | None:
+    """When the cursor and snapshot were last saved (by any node): a watcher that saved them
+    itself, with this stamp, and still finds it, holds the snapshot in memory and need not read it."""
+
+    def read(conn: sqlite3.Connection) -> str | None:
+        row = conn.execute("SELECT updated FROM streampark_watch WHERE source = ?", (source,)).fetchone()
+        return None if row is None else str(row["updated"])
+
+    return store.read(read, default=None)
+
+
 def load(store: Store, source: str) -> tuple[int | None, dict[str, Snap]]:
     """``(cursor, snapshot)``; the cursor is None when this install was never watched."""
 
@@ -84,12 +97,14 @@ def load(store: Store, source: str) -> tuple[int | None, dict[str, Snap]]:
 
 def save(
     store: Store, source: str, cursor: int, snapshot: dict[str, Snap], before: dict[str, Snap] | None = None
-) -> None:
-    """Cursor and snapshot in one transaction: a crash between polls replays nothing twice.
+) -> str:
+    """Cursor and snapshot in one transaction: a crash between polls replays nothing twice; the
+    :func:`stamp` written.
 
     ``before``: the snapshot as loaded at the start of the poll; then only the apps whose row
     differs are written and the apps gone are deleted, so a poll of an estate of thousands of apps
     where few changed writes few rows (None: the whole snapshot is rewritten)."""
+    written = f"{utc_now()} {os.urandom(4).hex()}"  # unique: two nodes' saves never share a stamp
     if before is None:
         changed, gone, everything = snapshot, [], True
     else:
@@ -101,7 +116,7 @@ def save(
         conn.execute(
             "INSERT INTO streampark_watch (source, cursor, updated) VALUES (?, ?, ?) "
             "ON CONFLICT (source) DO UPDATE SET cursor = excluded.cursor, updated = excluded.updated",
-            (source, cursor, utc_now()),
+            (source, cursor, written),
         )
         if everything:
             conn.execute("DELETE FROM streampark_apps WHERE source = ?", (source,))
@@ -113,6 +128,30 @@ def save(
             conn.executemany(_UPSERT, [_row(source, key, s) for key, s in changed.items()])
 
     store.write(write)
+    return written
+
+
+class Kept:
+    """A watcher's cursor and snapshot between its polls: read from the store only when another
+    node (or an earlier process) saved them since this one did. The snapshot of an estate of
+    10,000 apps is 10,000 rows; a poll where nothing changed now reads one."""
+
+    def __init__(self, store: Store, source: str) -> None:
+        self.store, self.source = store, source
+        self._stamp: str | None = None
+        self._cursor: int | None = None
+        self._snaps: dict[str, Snap] = {}
+
+    def load(self) -> tuple[int | None, dict[str, Snap]]:
+        if self._stamp is None or stamp(self.store, self.source) != self._stamp:
+            self._cursor, self._snaps = load(self.store, self.source)
+        # Forgotten until this poll saves: a poll stopped half-way may have written rows already.
+        self._stamp = None
+        return self._cursor, self._snaps
+
+    def save(self, cursor: int, snapshot: dict[str, Snap], before: dict[str, Snap] | None = None) -> None:
+        self._stamp = save(self.store, self.source, cursor, snapshot, before)
+        self._cursor, self._snaps = cursor, snapshot
 
 
 _UPSERT = (

@@ -110,15 +110,23 @@ def run_forever(watchers, interval: float, stop: threading.Event | None = None) 
 
     ``watchers``: one or several (``--streampark-db`` and ``--dinky-db`` in one process); each
     needs ``poll``, ``compiling``, ``source``, ``say``, ``close``, ``lead_name`` and ``platform``.
-    Each has its own leadership, outage and backoff: one database down never stops the other."""
+    Each has its own leadership, outage and backoff: one database down never stops the other.
+    Delivery runs beside the polls (:class:`Deliverer`), one sender per store."""
     stop = stop or threading.Event()
     group = watchers if isinstance(watchers, list) else [watchers]
 
     def on_signal(signum, frame):
         stop.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
+    before = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        _watch(group, interval, stop)
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _watch(group: list, interval: float, stop: threading.Event) -> None:
     ceiling = min(60.0, max(5.0, 10 * interval))
     # Every node may watch one platform database; one leads (planlineage.store.leadership): the
     # others look twice per interval and take over within 2 intervals, from the shared cursor.
@@ -127,19 +135,59 @@ def run_forever(watchers, interval: float, stop: threading.Event | None = None) 
     leads = [Leadership(w.store, w.lead_name, interval=interval) for w in group]
     failures = [0] * len(group)
     due = [0.0] * len(group)
+    senders = [Deliverer(w.store, w.settings, stop) for w in {id(w.store): w for w in group}.values()]
+    for sender in senders:
+        sender.start()
     while not stop.is_set():
         now = time.monotonic()
         for i, (watcher, leadership) in enumerate(zip(group, leads, strict=True)):
             if now < due[i]:
                 continue
             due[i] = now + _one_round(watcher, leadership, failures, i, interval, ceiling)
+            for sender in senders:
+                sender.wake.set()  # what the poll recorded goes out now, not at the sender's next look
         stop.wait(max(0.05, min(due) - time.monotonic()))
+    for sender in senders:
+        sender.wake.set()
+        sender.join(timeout=DELIVERY_SECONDS + 1.0)
     for watcher, leadership in zip(group, leads, strict=True):
         try:
             leadership.release()  # a clean stop hands the lead over at once
         except StoreError:
             pass
         watcher.close()
+
+
+#: How long one delivery pass may take (a backend that does not answer holds the sender no longer);
+#: then it looks again, so at stop the sender is done within this time.
+DELIVERY_SECONDS = 3.0
+#: How often the sender looks for work when nothing woke it: a compile the compile service finishes
+#: queues its START without telling the watcher.
+DELIVERY_LOOK_SECONDS = 0.5
+#: ... and while events wait out their retry backoff (a backend away): no pass twice a second for nothing.
+DELIVERY_RETRY_LOOK_SECONDS = 2.0
+
+
+class Deliverer(threading.Thread):
+    """Delivers what the watchers of one store recorded, beside their polls: a poll never waits
+    for the backend (a slow or unreachable one cost every poll up to 3 s when polls delivered), and
+    an event goes out as soon as it is queued, not at the next poll. Every node delivers (the
+    outbox's claims keep two nodes off one event), leader or not, as ``flush`` does."""
+
+    def __init__(self, store: Store, settings: Settings, stop: threading.Event) -> None:
+        super().__init__(name="planlineage-delivery", daemon=True)
+        self.store, self.settings, self.stop = store, settings, stop
+        self.wake = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.wake.clear()
+            if delivery.has_work(self.store):  # fail-open both: a problem is a log line, never the end
+                delivery.flush(self.store, self.settings, deadline_seconds=DELIVERY_SECONDS)
+                if delivery.has_work(self.store):  # kept for later: the outbox's backoff says when it is due
+                    self.wake.wait(DELIVERY_RETRY_LOOK_SECONDS)
+                    continue
+            self.wake.wait(DELIVERY_LOOK_SECONDS)
 
 
 def _one_round(watcher, leadership, failures: list[int], i: int, interval: float, ceiling: float) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from planlineage.streampark.connection import Source
@@ -36,7 +37,7 @@ class App:
     lineage_enable: bool | None  # None when the column does not exist
     app_properties: str | None = None  # Spark only
 
-    @property
+    @cached_property  # asked several times per app per poll: made once (10,000 apps, every poll)
     def key(self) -> str:
         """The planlineage app id: the two engines' id sequences overlap, so it is prefixed."""
         return f"{self.engine}:{self.id}"
@@ -51,7 +52,7 @@ class LogRow:
     success: bool
     at: datetime | None = None  # when the console wrote it (naive, the console's time zone); None: no column
 
-    @property
+    @cached_property
     def key(self) -> str:
         return f"{self.engine}:{self.app_id}"
 
@@ -66,9 +67,10 @@ def log_time_column(schema: Schema) -> str | None:
 
 def apps(source: Source, schema: Schema) -> list[App]:
     # Both tables read into the same names (aliases), so one function turns a row into an App.
-    enable = ", lineage_enable" if schema.lineage_enable else ""
+    flink_enable = schema.lineage_enable
+    enable = ", lineage_enable" if flink_enable else ""
     found = [
-        _app(FLINK, row, schema.lineage_enable)
+        _app(FLINK, row, flink_enable)
         for row in source.rows(
             f"SELECT id, team_id, job_type, {schema.deploy_column} AS deploy_mode, job_name, version_id, state, "
             f"job_id{enable} FROM t_flink_app ORDER BY id"

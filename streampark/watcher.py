@@ -12,7 +12,8 @@ Each poll:
    lifecycle's state function, as ``planlineage state`` does.  An app started in this poll gets its
    current state right after START, so a job that ran and ended between two polls still gets
    START then its end event.  LOST is reported only once it has lasted ``lost_grace`` seconds.
-4. Save cursor and snapshot in one transaction, then deliver what is pending.
+4. Save cursor and snapshot in one transaction.  Delivery is not the poll's: `watch` delivers beside
+   the polls (:class:`planlineage.streampark.loop.Deliverer`), `--once` after its poll.
 
 First poll on an install (no cursor): the cursor starts at the newest log row (history is not
 replayed) and apps alive on their cluster are adopted (START, and RUNNING if they run).
@@ -28,7 +29,7 @@ from datetime import UTC, tzinfo
 
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import ledger as history_ledger
-from planlineage.lifecycle import compile_queue, delivery, runs
+from planlineage.lifecycle import compile_queue, runs
 from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source
@@ -47,7 +48,6 @@ from planlineage.streampark.states import (
     state_name,
 )
 
-POLL_FLUSH_SECONDS = 3.0
 NO_LOG = -1  # the cursor while the operation log is not readable
 
 
@@ -90,6 +90,7 @@ class Watcher(PlatformWatcher):
         self.source = Source(self.target)
         self.schema: Schema | None = None
         self.key = self.target.key()
+        self._ledger = ledger.Kept(self.store, self.key)
         self.selected = selection(self.options.apps)
         self.streampark_reports = False
         self.spark_envs: dict[int | None, spark.Env] = {}  # t_spark_env by id; None: the default one
@@ -170,7 +171,7 @@ class Watcher(PlatformWatcher):
                 "(lineage_enable, outside Kubernetes modes) are skipped here",
             )
         self.load_spark_envs(schema)
-        cursor, snaps = ledger.load(self.store, self.key)
+        cursor, snaps = self._ledger.load()
         first = cursor is None
         log_ok = self._log_readable(schema)
         rows: list[reads.LogRow] = []
@@ -201,6 +202,18 @@ class Watcher(PlatformWatcher):
         self._started = started
         for app in apps:
             prev = snaps.get(app.key)
+            if (
+                not first
+                and prev is not None
+                and prev.state == app.state
+                and prev.job_id == app.job_id
+                and prev.lost_since is None
+                and app.key not in started
+            ):  # nothing moved (most of an estate, every poll): nothing to report, the same row
+                fresh[app.key] = prev
+                if (app.engine == SPARK or app.job_type == SQL_JOB_TYPE) and self.excluded(app) is not None:
+                    skipped += 1
+                continue
             snap = Snap(app.state, app.job_id)
             if prev is not None:
                 snap.run_job_id, snap.lost_since, snap.lost_sent = prev.run_job_id, prev.lost_since, prev.lost_sent
@@ -220,14 +233,12 @@ class Watcher(PlatformWatcher):
                 continue
             self._app(app, prev, snap, first, started.get(app.key), log_ok, now)
         newest = max([r.id for r in rows], default=cursor)
-        ledger.save(self.store, self.key, newest, fresh, before=snaps)  # only the rows that changed
+        self._ledger.save(newest, fresh, before=snaps)  # only the rows that changed
         if skipped:
             self.once(
                 f"skipped:{skipped}",
                 f"{skipped} SQL/Spark app(s) not reported (--verbose or `watch --check` says which and why)",
             )
-        if delivery.has_work(self.store):
-            delivery.flush(self.store, self.settings, deadline_seconds=POLL_FLUSH_SECONDS)
 
     def _log_readable(self, schema: Schema) -> bool:
         if schema.log_readable:

@@ -329,3 +329,29 @@ def test_a_poll_writes_only_the_snapshot_rows_that_changed(tmp_path, monkeypatch
     ledger.save(store, "pg://sp", 11, after, before=before)
     assert written == [3]  # the cursor, one app's row, one deletion: not 2,000 rows rewritten
     assert ledger.load(store, "pg://sp") == (11, after)
+
+
+def test_a_watcher_reads_its_snapshot_only_when_another_node_saved_it(tmp_path, monkeypatch):
+    """The snapshot it saved itself is kept in memory (one row read per poll, not one per app);
+    another node's save, or a poll of its own that stopped before saving, makes it read the store."""
+    from planlineage.store.sqlite import Store
+    from planlineage.streampark import ledger
+
+    store = Store(tmp_path / "state.db")
+    reads = []
+    real_load = ledger.load
+    monkeypatch.setattr(ledger, "load", lambda *a: reads.append(a) or real_load(*a))
+    mine, other = ledger.Kept(store, "pg://sp"), ledger.Kept(store, "pg://sp")
+    assert mine.load() == (None, {}) and len(reads) == 1
+    first = {"flink:1": ledger.Snap(5, "a")}
+    mine.save(10, first, before={})
+    assert mine.load() == (10, first) and len(reads) == 1  # its own save: from memory
+    mine.save(11, first, before=first)
+
+    assert other.load() == (11, first) and len(reads) == 2  # the other node leads now
+    second = {"flink:1": ledger.Snap(7, "a"), "flink:2": ledger.Snap(5, "b")}
+    other.save(12, second, before=first)
+    assert mine.load() == (12, second) and len(reads) == 3  # read again: another node saved since
+
+    mine.load()  # a poll that stops before it saves (its rows may be written already) ...
+    assert mine.load() == (12, second) and len(reads) == 5  # ... is followed by a read

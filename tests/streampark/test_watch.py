@@ -298,6 +298,57 @@ def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
     exactly_once(gravitino)
 
 
+def test_a_backend_that_hangs_never_lengthens_a_poll(streampark, watch, gravitino, monkeypatch):
+    """`watch` delivers beside its polls: with every request to the backend hanging longer than a
+    delivery pass, the watcher still polls on its interval (each poll short) and records the state
+    change it sees; the event goes out once the backend answers again. (Polls delivered for up to
+    3 s each: a hanging backend stretched every poll, and every app's next report, by that much.)"""
+    import threading
+
+    from planlineage.settings import Settings
+    from planlineage.store import open_store
+    from planlineage.streampark import url
+    from planlineage.streampark.loop import run_forever
+    from planlineage.streampark.watcher import Watcher
+
+    sp = streampark("2.1.x")
+    c = sp.console
+    watch.recorded()
+    for key, value in watch.env.items():
+        monkeypatch.setenv(key, value)
+    app = c.create_app("steady", ONE_SINK)
+    c.start(app)
+    c.set_state(app, RUNNING)
+    watch.once(sp.url)
+    assert types(gravitino, "steady") == ["START", "RUNNING"]
+
+    store = open_store()
+    watcher = Watcher(url.parse(sp.url, password=WATCH_PASSWORD), store, Settings(store), say=lambda _: None)
+    took: list[float] = []
+    real_poll = Watcher.poll
+
+    def timed(self):
+        started = time.monotonic()
+        try:
+            return real_poll(self)
+        finally:
+            took.append(time.monotonic() - started)
+
+    monkeypatch.setattr(Watcher, "poll", timed)
+    gravitino.delay = 4.0  # longer than a delivery pass (3 s): every request hangs
+    stop = threading.Event()
+    threading.Timer(0.5, lambda: c.set_state(app, CANCELED)).start()
+    threading.Timer(3.5, stop.set).start()
+    run_forever([watcher], 0.2, stop=stop)  # in this (the main) thread: it sets signal handlers
+
+    assert len(took) >= 8, took  # on its 0.2 s interval for 3.5 s, not one poll per delivery pass
+    assert max(took) < 1.5, took
+    assert any(r["last_event"] == "ABORT" for r in store.rows("SELECT last_event FROM runs"))  # recorded
+    gravitino.delay = 0.0
+    watch.once(sp.url)
+    assert types(gravitino, "steady")[:2] == ["START", "RUNNING"] and "ABORT" in types(gravitino, "steady")
+
+
 def test_the_database_password_appears_in_no_output(streampark, watch, gravitino, server):
     sp = streampark("dev")
     c = sp.console
