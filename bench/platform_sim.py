@@ -19,10 +19,9 @@ adoption time (every running app's START and RUNNING delivered), poll p50/p95, d
 p50/p95 (console write -> event accepted), peak RSS of the watcher and of the compile service,
 events delivered, duplicates, lost.
 
-Dinky (issue 29 asks for 2,000 tasks too) is not simulated yet: its watcher and console stand-in
-are being written in dinky/.  The parts are meant to be reused for it: :func:`scripts` makes the
-apps, :func:`changes` drives any console with ``start``/``cancel``/``set_state``, :func:`match`
-and :class:`Sampler` read the outcome; a ``fill`` for Dinky's schema goes next to :func:`fill`.
+``--platform dinky`` simulates a Dinky estate instead (``--apps`` FlinkSql tasks on a Flink 1.20
+cluster; its console stand-in tests/dinky/dinky_console.py writes each submission's history and job
+instance rows as Dinky does): the same scripts, changes and figures, the watcher on ``--dinky-db``.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
-for folder in (ROOT / "tests", ROOT / "tests" / "streampark"):
+for folder in (ROOT / "tests", ROOT / "tests" / "streampark", ROOT / "tests" / "dinky"):
     sys.path.insert(0, str(folder))
 
 RUNNING, FAILED, CANCELED, FINISHED = 5, 7, 9, 10
@@ -165,6 +164,78 @@ def fill(console, apps: list[tuple[str, str]], running: int, rng: random.Random)
         )
     console.execute("ANALYZE")
     return states
+
+
+DINKY_STATUS = {RUNNING: "RUNNING", FAILED: "FAILED", CANCELED: "CANCELED", FINISHED: "FINISHED"}
+
+
+def fill_dinky(console, apps: list[tuple[str, str]], running: int, rng: random.Random) -> dict[str, list]:
+    """:func:`fill` for Dinky: ``apps`` FlinkSql tasks on one registered Flink 1.20 cluster, in
+    bulk; the started ones with the history row and job instance a submission writes (its
+    ``jid``), ``running`` of them RUNNING, the others CANCELED, FAILED or FINISHED."""
+    import uuid
+
+    cluster = console.cluster("1.20.0")
+    now = datetime.now()
+    chosen = set(rng.sample(range(len(apps)), running))
+    plan = []
+    for index in range(len(apps)):
+        if index in chosen:
+            plan.append((RUNNING, "running"))
+        else:
+            plan.append(rng.choice([(CANCELED, "stopped"), (FAILED, "stopped"), (FINISHED, "stopped"), (0, "new")]))
+    with console.conn.cursor() as cursor:
+        cursor.executemany(
+            'INSERT INTO dinky_task (name, tenant_id, dialect, "type", fragment, statement_set, cluster_id, step, '
+            "statement) VALUES (%s, 1, 'FlinkSql', 'standalone', false, true, %s, 1, %s)",
+            [(name, cluster, script) for name, script in apps],
+        )
+    ids = {name: task for task, name in console.execute("SELECT id, name FROM dinky_task")}
+    started = [(ids[name], name, script, plan[i][0]) for i, (name, script) in enumerate(apps) if plan[i][1] != "new"]
+    with console.conn.cursor() as cursor:
+        cursor.executemany(
+            'INSERT INTO dinky_history (tenant_id, cluster_id, job_id, job_name, status, "type", statement, '
+            "start_time, end_time, task_id) VALUES (1, %s, %s, %s, 2, 'standalone', %s, %s, %s, %s)",
+            [(cluster, uuid.uuid4().hex, name, script, now, now, task) for task, name, script, _ in started],
+        )
+    history = {task: (row, jid) for row, task, jid in console.execute("SELECT id, task_id, job_id FROM dinky_history")}
+    with console.conn.cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO dinky_job_instance (name, tenant_id, task_id, step, cluster_id, jid, status, history_id, "
+            "create_time, update_time) VALUES (%s, 1, %s, 1, %s, %s, %s, %s, %s, %s)",
+            [(name, task, cluster, history[task][1], DINKY_STATUS[state], history[task][0], now, now)
+             for task, name, _, state in started],
+        )  # fmt: skip
+    console.execute(
+        "UPDATE dinky_task SET job_instance_id = i.id FROM dinky_job_instance i WHERE i.task_id = dinky_task.id"
+    )
+    driver = DinkyDriver(
+        console, {task: inst for inst, task in console.execute("SELECT id, task_id FROM dinky_job_instance")}
+    )
+    states: dict[str, list] = {"running": [], "stopped": [], "new": []}
+    for index, (name, _) in enumerate(apps):
+        states[plan[index][1]].append((ids[name], name))
+    console.execute("ANALYZE")
+    states["driver"] = [driver]
+    return states
+
+
+class DinkyDriver:
+    """What :func:`changes` asks of a console (``start``, ``set_state``, ``cancel`` with StreamPark's
+    state codes), done as Dinky's console does it: a new submission per start, then the job
+    refresh's statuses on that job instance."""
+
+    def __init__(self, console, instances: dict[int, int]):
+        self.console, self.instances = console, instances
+
+    def start(self, task: int) -> None:
+        self.instances[task] = self.console.submit(task)
+
+    def set_state(self, task: int, state: int) -> None:
+        self.console.set_status(self.instances[task], DINKY_STATUS[state])
+
+    def cancel(self, task: int) -> None:
+        self.set_state(task, CANCELED)
 
 
 # -- what the server saw -----------------------------------------------------------------------
@@ -340,12 +411,21 @@ def simulate(args) -> int:
     watcher = sampler = None
     try:
         database = server.create_database()
-        console = Console(server, database, "dev")
+        if args.platform == "dinky":
+            from dinky_console import Console as DinkyConsole
+
+            console = DinkyConsole(server, database, "1.3")
+        else:
+            console = Console(server, database, "dev")
         console.load_schema()
         server.grant_select(database)
         started = time.monotonic()
         apps = scripts(args.apps, args.seed)
-        states = fill(console, apps, int(args.apps * args.running), rng)
+        if args.platform == "dinky":
+            states = fill_dinky(console, apps, int(args.apps * args.running), rng)
+            console = states.pop("driver")[0]
+        else:
+            states = fill(console, apps, int(args.apps * args.running), rng)
         say(
             f"estate: {args.apps} apps ({len(states['running'])} running, {len(states['stopped'])} stopped, "
             f"{len(states['new'])} never started) written in {time.monotonic() - started:.1f} s"
@@ -357,6 +437,7 @@ def simulate(args) -> int:
             PLANLINEAGE_PLANNER_DIR=tempfile.mkdtemp(prefix="pl-platform-"),
             PLANLINEAGE_LINEAGE_ADDRESS=gravitino.address,
             PLANLINEAGE_STREAMPARK_PASSWORD=WATCH_PASSWORD,
+            PLANLINEAGE_DINKY_PASSWORD=WATCH_PASSWORD,
         )
         if "PLANLINEAGE_FLINK_CACHE" in os.environ:  # else the product's own cache under the user's home
             env["PLANLINEAGE_FLINK_CACHE"] = os.environ["PLANLINEAGE_FLINK_CACHE"]
@@ -369,7 +450,7 @@ def simulate(args) -> int:
         begin = time.monotonic()
         watcher = subprocess.Popen(
             [sys.executable, "-P", __file__, "--watcher", str(polls), "--",
-             "--streampark-db", server.url(database), "--interval", str(args.interval)],
+             f"--{args.platform}-db", server.url(database), "--interval", str(args.interval)],
             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=home,
         )  # fmt: skip
         wanted = {(name, kind) for _, name in states["running"] for kind in ("START", "RUNNING")}
@@ -409,11 +490,12 @@ def simulate(args) -> int:
         adoption_lost = sorted(wanted - {(job, kind) for _, job, kind, _ in list(gravitino.accepted)})
         load = os.getloadavg()
         say("")
+        platform = {"streampark": "StreamPark", "dinky": "Dinky"}[args.platform]
         say(
-            f"planlineage watch over StreamPark on PostgreSQL, {os.cpu_count()} cores, load {load[0]:.1f} {load[1]:.1f}"
+            f"planlineage watch over {platform} on PostgreSQL, {os.cpu_count()} cores, load {load[0]:.1f} {load[1]:.1f}"
         )
         say(
-            f"apps {args.apps}, running at start {len(states['running'])}, changes {args.changes} over "
+            f"{'tasks' if args.platform == 'dinky' else 'apps'} {args.apps}, running at start {len(states['running'])}, changes {args.changes} over "
             f"{args.minutes:g} min, poll interval {args.interval:g} s"
         )
         say(
@@ -466,9 +548,11 @@ def _read_polls(path: Path) -> list[float]:
 def watcher_process(polls: str, argv: list[str]) -> int:
     """``planlineage watch`` with each poll timed into ``polls`` (one JSON line per poll)."""
     from planlineage.cli.main import main
+    from planlineage.dinky.watcher import Watcher as DinkyWatcher
     from planlineage.streampark.watcher import Watcher
 
-    real = Watcher.poll
+    platform_watcher = DinkyWatcher if "--dinky-db" in argv else Watcher
+    real = platform_watcher.poll
     profile = None
     if os.environ.get("PLATFORM_PROFILE"):  # --profile: every poll under cProfile, written at exit
         import atexit
@@ -487,7 +571,7 @@ def watcher_process(polls: str, argv: list[str]) -> int:
             with open(polls, "a") as out:
                 out.write(json.dumps({"seconds": time.monotonic() - started}) + "\n")
 
-    Watcher.poll = timed
+    platform_watcher.poll = timed  # type: ignore[method-assign]
     return main(["watch", *argv])
 
 
@@ -496,7 +580,8 @@ def main() -> int:
         rest = sys.argv[3:]
         return watcher_process(sys.argv[2], rest[1:] if rest[:1] == ["--"] else rest)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--apps", type=int, default=10_000)
+    parser.add_argument("--platform", choices=("streampark", "dinky"), default="streampark")
+    parser.add_argument("--apps", type=int, default=10_000, help="apps (Dinky: tasks); issue 29 asks 2,000 for Dinky")
     parser.add_argument("--running", type=float, default=0.3, help="share of the apps running at the first start")
     parser.add_argument("--changes", type=int, default=1_000)
     parser.add_argument("--minutes", type=float, default=10.0, help="the changes are spread over this time")
