@@ -54,8 +54,11 @@ def _terminated(signum, frame) -> None:
 def cmd_extract(args) -> int:
     import signal
 
+    from planlineage import lazylog
+
     signal.signal(signal.SIGTERM, _terminated)
     if len(args.script) > 1 or Path(args.script[0]).is_dir():
+        lazylog.load()
         if args.engine == "spark":
             raise InputError("--engine spark extracts one script at a time; pass a single file.")
         return cmd_backfill(args)
@@ -66,6 +69,7 @@ def cmd_extract(args) -> int:
         if output is not None:
             sys.stdout.write(output)
             return EXIT_OK
+    lazylog.load()  # the work is done here: its modules log through logging, set up first
     from planlineage.pipeline import extract
     from planlineage.render import render
 

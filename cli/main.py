@@ -110,8 +110,9 @@ def _top_level():
 
 
 #: Commands whose whole path logs through planlineage.lazylog: logging is set up (and loaded)
-#: only if they log something (the tests of their imports hold it).
-LAZY_LOGGING = frozenset({"submit", "state"})
+#: only if they log something (the tests of their imports hold it). `extract` answered by a warm
+#: planner logs nothing; its other paths load logging themselves (cli/extract.py).
+LAZY_LOGGING = frozenset({"submit", "state", "extract"})
 
 
 def _set_up_logging(logging) -> None:

@@ -8,20 +8,20 @@ document through here (see planner.warm_extract) and imports nothing else of the
 from __future__ import annotations
 
 import json
-import logging
 import os
 import socket
 import threading
 import time
 from pathlib import Path
 
+from planlineage import lazylog
 from planlineage.errors import WarmPlannerError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # annotations only: the command line's warm `extract` loads this module without typing's cost
     from planlineage.planner.protocol import CompileAnswer, CompileRequest, ExtractAnswer, ExtractRequest
 
-log = logging.getLogger("planlineage.warm")
+log = lazylog.getLogger("planlineage.warm")  # the warm `extract` logs nothing when all goes well
 
 PLANNER_DIR_ENV = "PLANLINEAGE_PLANNER_DIR"
 CONNECT_TIMEOUT = 0.5

@@ -217,7 +217,7 @@ def test_warm_extract_is_a_thin_client_of_the_warm_planner(clean_env, tmp_path):
     assert (request["script"], request["format"], request["columns"]) == (script.read_text(), "dot", True)
     assert (request["name"], request["flink_version"], request["jars"]) == (str(script), None, [])
     assert set(found["planlineage"]) == WARM_EXTRACT
-    assert not set(found["top"]) & (set(HEAVY) | {"typing", "subprocess", "sqlite3", "platformdirs"})
+    assert not set(found["top"]) & (set(HEAVY) | {"typing", "subprocess", "sqlite3", "platformdirs", "logging"})
 
 
 def test_a_lazy_logger_sets_logging_up_before_its_first_record():
