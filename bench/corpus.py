@@ -83,12 +83,32 @@ def dimension(name: str, rng: random.Random, connector=None) -> str:
     )
 
 
-def sink(name: str, columns: str, rng: random.Random, key: str | None = None) -> str:
+def _changelog_kafka(name: str, rng: random.Random) -> str:
+    """A topic of every change (a CDC format): what a query's updates without a key are written to."""
+    return (
+        f"'connector' = 'kafka', 'topic' = '{name}', 'properties.bootstrap.servers' = 'kafka-1.prod:9092', "
+        f"'format' = '{rng.choice(['debezium-json', 'canal-json'])}'"
+    )
+
+
+def sink(name: str, columns: str, rng: random.Random, key: str | None = None, changes: bool = False) -> str:
+    """``changes``: the query writes updates or deletes (an aggregate, a rank, an outer join, a CDC
+    source); then the sink is one that takes them, as the real connectors do (a JSON or Parquet
+    sink takes inserts only): JDBC or upsert-kafka with the key, a CDC-format topic without one."""
     pk = f",\n  PRIMARY KEY ({key}) NOT ENFORCED" if key else ""
     options = _sink_options(name, rng)
     if "upsert-kafka" in options and not key:
         options = _kafka(name, rng)
+    if changes and not key:
+        options = _changelog_kafka(name, rng)
+    elif changes and not options.startswith(("'connector' = 'jdbc'", "'connector' = 'upsert-kafka'")):
+        options = _upsert_kafka(name, rng)
     return f"CREATE TABLE {name} (\n  {columns}{pk}\n) WITH ({options});"
+
+
+def _changelog(*ddl: str) -> bool:
+    """Whether a source among these tables is a changelog (a CDC connector)."""
+    return any("-cdc'" in text for text in ddl)
 
 
 def _names(rng: random.Random, k: int, pool=DOMAINS) -> list[str]:
@@ -104,8 +124,8 @@ def filter_project(rng: random.Random) -> tuple[str, Expected]:
     sql = "\n".join(
         [
             f"-- {src}: drop test traffic, normalise labels",
-            events(src, rng),
-            sink(out, "id BIGINT, label STRING, amount DOUBLE", rng),
+            source := events(src, rng),
+            sink(out, "id BIGINT, label STRING, amount DOUBLE", rng, changes=_changelog(source)),
             f"INSERT INTO {out}\nSELECT id, UPPER(TRIM(label)), amount * {rng.randint(2, 9)}\n"
             f"FROM {src}\nWHERE label <> 'test' AND amount > {rng.randint(0, 100)};",
         ]
@@ -120,7 +140,7 @@ def statement_set(rng: random.Random) -> tuple[str, Expected]:
     for src in sources:
         ddl.append(events(src, rng))
         out = f"{src}_by_label"
-        ddl.append(sink(out, "label STRING, total DOUBLE", rng, key="label"))
+        ddl.append(sink(out, "label STRING, total DOUBLE", rng, key="label", changes=True))
         inserts.append(f"INSERT INTO {out} SELECT label, SUM(amount) FROM {src} GROUP BY label;")
         expected[out] = [src]
     body = "\n".join(inserts)
@@ -200,7 +220,7 @@ def view_join(rng: random.Random) -> tuple[str, Expected]:
             f"CREATE TEMPORARY VIEW {view} AS\nSELECT x.id, x.entity_id, x.amount + y.amount AS amount\n"
             f"FROM {a} AS x JOIN {b} AS y ON x.id = y.id;",
             # No sink key: Flink 2.3 asks for ON CONFLICT when the query's upsert key differs from it.
-            sink(out, "id BIGINT, title STRING, amount DOUBLE", rng),
+            sink(out, "id BIGINT, title STRING, amount DOUBLE", rng, changes=True),  # a LEFT JOIN retracts
             f"INSERT INTO {out}\nSELECT v.id, d.title, v.amount FROM {view} AS v\n"
             f"LEFT JOIN {dim} AS d ON v.entity_id = d.entity_id;",
         ]
@@ -262,7 +282,8 @@ def union_all(rng: random.Random) -> tuple[str, Expected]:
     tables = _names(rng, n)
     out = "all_" + rng.choice(["events", "activity", "facts"])
     selects = "\nUNION ALL\n".join(f"SELECT id, '{t}' AS origin, amount FROM {t}" for t in tables)
-    sql = "\n".join([events(t, rng) for t in tables] + [sink(out, "id BIGINT, origin STRING, amount DOUBLE", rng)])
+    sources = [events(t, rng) for t in tables]
+    sql = "\n".join(sources + [sink(out, "id BIGINT, origin STRING, amount DOUBLE", rng, changes=_changelog(*sources))])
     return sql + f"\nINSERT INTO {out}\n{selects};", {out: sorted(tables)}
 
 
@@ -273,7 +294,7 @@ def cte(rng: random.Random) -> tuple[str, Expected]:
         [
             events(a, rng, _kafka),
             events(b, rng, _kafka),
-            sink(out, "entity_id BIGINT, a_total DOUBLE, b_total DOUBLE", rng, key="entity_id"),
+            sink(out, "entity_id BIGINT, a_total DOUBLE, b_total DOUBLE", rng, key="entity_id", changes=True),
             f"INSERT INTO {out}\nWITH a_totals AS (SELECT entity_id, SUM(amount) AS total FROM {a} GROUP BY entity_id),\n"
             f"     b_totals AS (SELECT entity_id, SUM(amount) AS total FROM {b} GROUP BY entity_id)\n"
             "SELECT a_totals.entity_id, a_totals.total, b_totals.total\n"
@@ -291,7 +312,7 @@ def top_n(rng: random.Random) -> tuple[str, Expected]:
     sql = "\n".join(
         [
             events(src, rng, _kafka),  # ranking a changelog is not supported
-            sink(out, "entity_id BIGINT, id BIGINT, amount DOUBLE", rng),  # no key: as in view_join
+            sink(out, "entity_id BIGINT, id BIGINT, amount DOUBLE", rng, changes=True),  # no key: as in view_join
             f"INSERT INTO {out}\nSELECT entity_id, id, amount FROM (\n"
             f"  SELECT *, ROW_NUMBER() OVER (PARTITION BY entity_id ORDER BY {order}) AS rn FROM {src}\n"
             f") WHERE rn <= {k};",
@@ -384,8 +405,8 @@ def dedup_then_two_sinks(rng: random.Random) -> tuple[str, Expected]:
         [
             events(a, rng, _kafka),
             events(b, rng, _kafka),
-            sink(first, "id BIGINT, label STRING", rng, key="id"),
-            sink(second, "label STRING, n BIGINT", rng, key="label"),
+            sink(first, "id BIGINT, label STRING", rng, key="id", changes=True),
+            sink(second, "label STRING, n BIGINT", rng, key="label", changes=True),
             f"INSERT INTO {first}\nSELECT id, label FROM (\n  SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY proc DESC) AS rn\n"
             f"  FROM {a}) WHERE rn = 1;",
             f"INSERT INTO {second} SELECT label, COUNT(*) FROM {b} GROUP BY label;",

@@ -17,6 +17,7 @@ import networkx as nx
 STAND_IN = "planlineage-standin"
 ORIGINAL_CONNECTOR = "planlineage.connector"
 CHANGELOG_MODE = "planlineage.changelog-mode"
+SINK_CHANGES = "planlineage.sink-changes"  # a stood-in sink of a batch job planned in streaming mode
 
 
 @dataclass
@@ -153,6 +154,7 @@ def effective_options(use: TableUse, catalog_options: dict[str, str] | None) -> 
         options["connector"] = options[ORIGINAL_CONNECTOR]
     options.pop(ORIGINAL_CONNECTOR, None)
     options.pop(CHANGELOG_MODE, None)
+    options.pop(SINK_CHANGES, None)
     return options
 
 

@@ -17,6 +17,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 SHARED = (FIXTURES / "sql" / "_tables.sql").read_text()
 D = "default_catalog.default_database."
 KAFKA = "'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'format' = 'json'"
+CHANGELOG_KAFKA = KAFKA.replace("'json'", "'debezium-json'")  # a topic of every change
 
 
 def pairs(lineage):
@@ -77,7 +78,8 @@ def test_a_cast_gives_the_stand_in_its_type(planner):
 
 FUNCTION_TABLES = (
     f"CREATE TABLE ev (user_id STRING, action STRING, ids ARRAY<INT>, ts TIMESTAMP(3)) WITH ({KAFKA});"
-    f"CREATE TABLE flags (user_id STRING, flag BOOLEAN) WITH ({KAFKA});"
+    # flags takes an aggregate's updates: a changelog format, as the real Kafka sink needs
+    f"CREATE TABLE flags (user_id STRING, flag BOOLEAN) WITH ({CHANGELOG_KAFKA});"
     f"CREATE TABLE lists (user_id STRING, items ARRAY<STRING>, due TIMESTAMP(3)) WITH ({KAFKA});"
 )
 
@@ -390,7 +392,7 @@ def test_a_rules_file_gives_a_catalog_table_the_schema_usage_cannot(planner, tmp
 
     text = (
         "CREATE CATALOG lake WITH ('type' = 'paimon', 'warehouse' = 's3://lake/wh');\n"
-        f"CREATE TABLE totals (k STRING, total DOUBLE) WITH ({KAFKA});\n"
+        f"CREATE TABLE totals (k STRING, total DOUBLE) WITH ({CHANGELOG_KAFKA});\n"
         "INSERT INTO totals SELECT k, SUM(amount) FROM lake.ods.payments GROUP BY k;\n"
     )
     # from usage alone `amount` is a STRING, which SUM refuses: only the static result is left
@@ -403,3 +405,65 @@ def test_a_rules_file_gives_a_catalog_table_the_schema_usage_cannot(planner, tmp
     (source,) = lineage.sinks[0].inputs
     assert [(c.name, c.type) for c in source.schema_] == [("k", "STRING"), ("amount", "DECIMAL(12, 2)")]
     assert "columns from the rules file: k, amount" in lineage.stand_ins[-1].reason
+
+
+AGGREGATE = "SELECT customer_id, SUM(amount) FROM orders GROUP BY customer_id"
+JDBC = "'connector' = 'jdbc', 'url' = 'jdbc:postgresql://pg:5432/dw', 'table-name' = 'totals'"
+FILES = "'connector' = 'filesystem', 'format' = 'json', 'path' = "
+
+
+def test_a_stood_in_sink_takes_the_changes_its_real_connector_takes(planner):
+    """As the real connectors plan them (so planlineage reports what the platform will: a job the
+    real sink refuses does not start): Kafka and filesystem sinks write what their format encodes
+    (JSON: inserts; an aggregate's updates are the planner's refusal, naming the sink), a JDBC
+    sink without a primary key says to declare one, upsert-kafka and JDBC with a key take updates,
+    a CDC format takes every change, and a batch job's aggregate (inserts, once) goes anywhere."""
+    with pytest.raises(ExtractError, match="totals' doesn't support consuming update"):
+        extract(
+            SHARED + f"CREATE TABLE totals (c BIGINT, s DOUBLE) WITH ({KAFKA}); INSERT INTO totals {AGGREGATE};",
+            planner=planner,
+        )
+    with pytest.raises(ExtractError, match="please declare primary key for sink table"):
+        extract(
+            SHARED + f"CREATE TABLE totals (c BIGINT, s DOUBLE) WITH ({JDBC}); INSERT INTO totals {AGGREGATE};",
+            planner=planner,
+        )
+    keyed = f"CREATE TABLE totals (c BIGINT, s DOUBLE, PRIMARY KEY (c) NOT ENFORCED) WITH ({JDBC});"
+    cdc = f"CREATE TABLE changes (c BIGINT, s DOUBLE) WITH ({CHANGELOG_KAFKA});"
+    assert pairs(extract(SHARED + f"INSERT INTO out_u {AGGREGATE};", planner=planner)) == {D + "out_u": [D + "orders"]}
+    assert pairs(extract(SHARED + keyed + f"INSERT INTO totals {AGGREGATE};", planner=planner)) == {
+        D + "totals": [D + "orders"]
+    }
+    assert pairs(extract(SHARED + cdc + f"INSERT INTO changes {AGGREGATE};", planner=planner)) == {
+        D + "changes": [D + "orders"]
+    }
+    files = (
+        f"CREATE TABLE fs_in (c BIGINT, a DOUBLE) WITH ({FILES}'s3a://lake/in/');"
+        f"CREATE TABLE fs_out (c BIGINT, s DOUBLE) WITH ({FILES}'s3a://lake/out/');"
+        "INSERT INTO fs_out SELECT c, SUM(a) FROM fs_in GROUP BY c;"
+    )
+    with pytest.raises(ExtractError, match="fs_out' doesn't support consuming update"):
+        extract(files, planner=planner)
+    batch = extract("SET 'execution.runtime-mode' = 'batch';" + files, planner=planner)
+    assert pairs(batch) == {D + "fs_out": [D + "fs_in"]}
+
+
+def test_stood_in_metadata_has_the_real_connectors_types(planner):
+    """Kafka's 'timestamp' is TIMESTAMP_LTZ(3) (KafkaDynamicSource.ReadableMetadata): read into a
+    TIMESTAMP_LTZ(3) column it is the value itself, into a TIMESTAMP(3) column the planner
+    converts it, as it does with the real connector; a key the stand-in does not know keeps the
+    type its column declares (never a refusal)."""
+
+    def columns(declared: str, key: str = "timestamp") -> str:
+        text = (
+            f"CREATE TABLE s (id BIGINT, t {declared} METADATA FROM '{key}') WITH ({KAFKA});"
+            f"CREATE TABLE o (id BIGINT, t {declared}) WITH ({KAFKA});"
+            "INSERT INTO o SELECT id, t FROM s;"
+        )
+        (source,) = extract(text, planner=planner, columns=True).to_json_dict()["sinks"][0]["columns"]["t"]
+        (how,) = source["transformations"]
+        return f"{source['column']} {how['type']}/{how['subtype']} ({how.get('description')})"
+
+    assert columns("TIMESTAMP_LTZ(3)") == "t DIRECT/IDENTITY (metadata key 'timestamp')"
+    assert columns("TIMESTAMP(3)") == "t DIRECT/TRANSFORMATION (metadata key 'timestamp')"
+    assert columns("STRING", "no-such-key") == "t DIRECT/IDENTITY (metadata key 'no-such-key')"

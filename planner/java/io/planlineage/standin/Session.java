@@ -254,6 +254,7 @@ public final class Session {
         } else {
             options.remove(StandInTableFactory.ORIGINAL_CONNECTOR);
             options.remove(StandInTableFactory.CHANGELOG_MODE);
+            options.remove(StandInTableFactory.SINK_CHANGES);
         }
         if (connector == null) {
             // A table of a stood-in catalog's own format (Paimon, Iceberg...): no connector option.
@@ -265,6 +266,9 @@ public final class Session {
                 options.put(FactoryUtil.CONNECTOR.key(), StandInTableFactory.IDENTIFIER);
                 options.put(StandInTableFactory.ORIGINAL_CONNECTOR, connector);
                 options.put(StandInTableFactory.CHANGELOG_MODE, changelogMode(connector, options));
+                if (forcedStandIns.contains("*")) { // a batch job planned in streaming mode
+                    options.put(StandInTableFactory.SINK_CHANGES, "any");
+                }
             }
         }
         Object copy = table.getClass().getMethod("copy", Map.class).invoke(table, options);
@@ -448,6 +452,7 @@ public final class Session {
         Map<String, String> options = new LinkedHashMap<>(resolved.getOptions());
         String original = options.remove(StandInTableFactory.ORIGINAL_CONNECTOR);
         options.remove(StandInTableFactory.CHANGELOG_MODE);
+        options.remove(StandInTableFactory.SINK_CHANGES);
         if (original != null) {
             options.put(FactoryUtil.CONNECTOR.key(), original);
             out.put("stand_in", true);

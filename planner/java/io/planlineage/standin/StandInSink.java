@@ -1,10 +1,8 @@
 package io.planlineage.standin;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
@@ -13,19 +11,28 @@ import org.apache.flink.table.connector.sink.abilities.SupportsPartitioning;
 import org.apache.flink.table.connector.sink.abilities.SupportsWritingMetadata;
 import org.apache.flink.table.types.DataType;
 
-/** A sink that accepts every changelog, overwrite, static partitions and metadata columns. */
+/**
+ * A sink that accepts the changes the real connector accepts (SinkChangelog), overwrite, static
+ * partitions and metadata columns (typed as the real connector types them: ConnectorMetadata).
+ */
 final class StandInSink
         implements DynamicTableSink, SupportsWritingMetadata, SupportsOverwrite, SupportsPartitioning {
 
     private final ResolvedSchema schema;
+    private final Map<String, String> options;
+    private final boolean batch;
 
-    StandInSink(ResolvedSchema schema) {
+    StandInSink(ResolvedSchema schema, Map<String, String> options, boolean batch) {
         this.schema = schema;
+        this.options = options;
+        this.batch = batch;
     }
 
     @Override
     public ChangelogMode getChangelogMode(ChangelogMode requestedMode) {
-        return requestedMode;
+        // A batch job's aggregates end once, with inserts; planned in streaming mode (a version
+        // without batch CompiledPlans) they would be updates the real sink never sees.
+        return batch ? requestedMode : SinkChangelog.accepted(schema, options, requestedMode);
     }
 
     @Override
@@ -35,14 +42,7 @@ final class StandInSink
 
     @Override
     public Map<String, DataType> listWritableMetadata() {
-        Map<String, DataType> keys = new LinkedHashMap<>();
-        for (Column column : schema.getColumns()) {
-            if (column instanceof Column.MetadataColumn && !((Column.MetadataColumn) column).isVirtual()) {
-                Column.MetadataColumn metadata = (Column.MetadataColumn) column;
-                keys.put(metadata.getMetadataKey().orElse(metadata.getName()), metadata.getDataType());
-            }
-        }
-        return keys;
+        return ConnectorMetadata.writable(schema, options);
     }
 
     @Override
@@ -56,7 +56,7 @@ final class StandInSink
 
     @Override
     public DynamicTableSink copy() {
-        return new StandInSink(schema);
+        return new StandInSink(schema, options, batch);
     }
 
     @Override

@@ -1,10 +1,8 @@
 package io.planlineage.standin;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.source.DynamicTableSource;
@@ -24,11 +22,13 @@ final class StandInSource
         implements ScanTableSource, LookupTableSource, SupportsReadingMetadata, SupportsSourceWatermark {
 
     private final ResolvedSchema schema;
+    private final Map<String, String> options;
     private final String changelogMode;
     private final boolean bounded;
 
-    StandInSource(ResolvedSchema schema, String changelogMode, boolean bounded) {
+    StandInSource(ResolvedSchema schema, Map<String, String> options, String changelogMode, boolean bounded) {
         this.schema = schema;
+        this.options = options;
         this.changelogMode = changelogMode;
         this.bounded = bounded;
     }
@@ -81,14 +81,7 @@ final class StandInSource
 
     @Override
     public Map<String, DataType> listReadableMetadata() {
-        Map<String, DataType> keys = new LinkedHashMap<>();
-        for (Column column : schema.getColumns()) {
-            if (column instanceof Column.MetadataColumn) {
-                Column.MetadataColumn metadata = (Column.MetadataColumn) column;
-                keys.put(metadata.getMetadataKey().orElse(metadata.getName()), metadata.getDataType());
-            }
-        }
-        return keys;
+        return ConnectorMetadata.readable(schema, options);
     }
 
     @Override
@@ -99,7 +92,7 @@ final class StandInSource
 
     @Override
     public DynamicTableSource copy() {
-        return new StandInSource(schema, changelogMode, bounded);
+        return new StandInSource(schema, options, changelogMode, bounded);
     }
 
     @Override

@@ -24,6 +24,12 @@ public final class StandInTableFactory implements DynamicTableSourceFactory, Dyn
     public static final String ORIGINAL_CONNECTOR = "planlineage.connector";
     /** insert, upsert or all: the changelog the real connector would produce. */
     public static final String CHANGELOG_MODE = "planlineage.changelog-mode";
+    /**
+     * "any": the sink accepts every change, whatever the real connector accepts. Set on the tables
+     * of a batch job planned in streaming mode (CompiledPlan has no batch mode before 2.x), whose
+     * aggregates would be updates there and are inserts in the job that runs.
+     */
+    public static final String SINK_CHANGES = "planlineage.sink-changes";
 
     @Override
     public String factoryIdentifier() {
@@ -45,11 +51,15 @@ public final class StandInTableFactory implements DynamicTableSourceFactory, Dyn
         String mode = context.getCatalogTable().getOptions().getOrDefault(CHANGELOG_MODE, "insert");
         boolean bounded =
                 context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.BATCH;
-        return new StandInSource(context.getCatalogTable().getResolvedSchema(), mode, bounded);
+        return new StandInSource(
+                context.getCatalogTable().getResolvedSchema(), context.getCatalogTable().getOptions(), mode, bounded);
     }
 
     @Override
     public DynamicTableSink createDynamicTableSink(Context context) {
-        return BucketedSinks.withBucketing(new StandInSink(context.getCatalogTable().getResolvedSchema()));
+        boolean batch = context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.BATCH
+                || "any".equals(context.getCatalogTable().getOptions().get(SINK_CHANGES));
+        return BucketedSinks.withBucketing(new StandInSink(
+                context.getCatalogTable().getResolvedSchema(), context.getCatalogTable().getOptions(), batch));
     }
 }
