@@ -37,8 +37,7 @@ CREATE TABLE enriched_orders (
   order_id    BIGINT,
   customer    STRING,
   country     STRING,
-  amount      DECIMAL(10, 2),
-  PRIMARY KEY (order_id) NOT ENFORCED
+  amount      DECIMAL(10, 2)
 ) WITH (
   'connector' = 'jdbc',
   'url' = 'jdbc:postgresql://warehouse.prod:5432/analytics',
