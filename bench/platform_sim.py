@@ -169,10 +169,13 @@ def fill(console, apps: list[tuple[str, str]], running: int, rng: random.Random)
 DINKY_STATUS = {RUNNING: "RUNNING", FAILED: "FAILED", CANCELED: "CANCELED", FINISHED: "FINISHED"}
 
 
-def fill_dinky(console, apps: list[tuple[str, str]], running: int, rng: random.Random) -> dict[str, list]:
+def fill_dinky(
+    console, apps: list[tuple[str, str]], running: int, rng: random.Random
+) -> tuple[dict[str, list], DinkyDriver]:
     """:func:`fill` for Dinky: ``apps`` FlinkSql tasks on one registered Flink 1.20 cluster, in
     bulk; the started ones with the history row and job instance a submission writes (its
-    ``jid``), ``running`` of them RUNNING, the others CANCELED, FAILED or FINISHED."""
+    ``jid``), ``running`` of them RUNNING, the others CANCELED, FAILED or FINISHED. With the states,
+    the driver :func:`changes` then uses in the console's place."""
     import uuid
 
     cluster = console.cluster("1.20.0")
@@ -216,8 +219,7 @@ def fill_dinky(console, apps: list[tuple[str, str]], running: int, rng: random.R
     for index, (name, _) in enumerate(apps):
         states[plan[index][1]].append((ids[name], name))
     console.execute("ANALYZE")
-    states["driver"] = [driver]
-    return states
+    return states, driver
 
 
 class DinkyDriver:
@@ -422,8 +424,7 @@ def simulate(args) -> int:
         started = time.monotonic()
         apps = scripts(args.apps, args.seed)
         if args.platform == "dinky":
-            states = fill_dinky(console, apps, int(args.apps * args.running), rng)
-            console = states.pop("driver")[0]
+            states, console = fill_dinky(console, apps, int(args.apps * args.running), rng)
         else:
             states = fill(console, apps, int(args.apps * args.running), rng)
         say(
