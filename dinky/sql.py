@@ -48,19 +48,16 @@ def strip_hash_comments(text: str) -> str:
     if "#" not in text:
         return text
     out: list[str] = []
-    last = 0
+    last = scanned = 0
     for match in _HASH_LINE.finditer(text):
-        if _inside_quote(text, match.start()):
-            continue
+        # Strings and comments as the splitter reads them: a quote in a `--` comment opens nothing.
+        scanned = flink_script.end_of_literals(text, scanned, max(scanned, match.start()))
+        if scanned > match.start():
+            continue  # inside a string or a /* comment
         out += (text[last : match.start()], "")
         last = match.end()
     out.append(text[last:])
     return "".join(out)
-
-
-def _inside_quote(text: str, index: int) -> bool:
-    """Whether ``index`` is inside a single-quoted literal (an odd number of quotes before it)."""
-    return text.count("'", 0, index) % 2 == 1
 
 
 def _short(sql: str, limit: int = 80) -> str:

@@ -262,6 +262,34 @@ def split(script: str) -> list[Statement]:
     return statements
 
 
+_LITERAL_START = re.compile(r"['\"`]|--|/\*")
+
+
+def end_of_literals(script: str, i: int, limit: int) -> int:
+    """Scanning from ``i`` (outside any string or comment), the first index at or after ``limit``
+    that is outside them: ``limit`` itself, or the end of the string or comment covering it (the
+    end of the script when that one is never closed: :func:`split` reports it)."""
+    while True:
+        found = _LITERAL_START.search(script, i, limit)
+        if found is None:
+            return limit
+        i = found.start()
+        if script[i] in "'\"`":
+            try:
+                end = _skip_quoted(script, i, script[i])
+            except ScriptError:
+                return len(script)
+        elif script.startswith("--", i):
+            newline = script.find("\n", i)
+            end = len(script) if newline < 0 else newline
+        else:
+            close = script.find("*/", i + 2)
+            end = len(script) if close < 0 else close + 2
+        if end > limit:
+            return end
+        i = end
+
+
 def _skip_quoted(script: str, i: int, quote: str) -> int:
     j = i + 1
     while True:

@@ -33,6 +33,15 @@ def test_hash_lines_are_comments_outside_quoted_strings_only():
     assert stripped.count("\n") == text.count("\n")  # line numbers stay
 
 
+def test_a_quote_in_a_comment_opens_no_string_for_hash_lines():
+    """Quotes are read as the splitter reads them: an apostrophe in a `--` comment (a team's
+    note) left every later `#` line in the script unstripped, and the script unreadable."""
+    text = "-- the team's job\n# Dinky's comment\nINSERT INTO o SELECT 1;\n/* a\n# kept: in a block */\n"
+    stripped = strip_hash_comments(text)
+    assert "# Dinky's comment" not in stripped and "# kept: in a block" in stripped
+    assert stripped.count("\n") == text.count("\n")
+
+
 @pytest.mark.parametrize(
     "statement, what",
     [
