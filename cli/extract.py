@@ -18,19 +18,20 @@ def _read_script(path: str) -> str:
     """The text of the script file (``-``: stdin), read as bytes under the size cap: an ExtractError
     naming the line when it is not UTF-8 text, or saying the cap when it is over it, unread."""
     from planlineage import script as sql_script
+    from planlineage import script_size
     from planlineage.errors import ExtractError
 
     try:
-        limit = sql_script.max_bytes()
+        limit = script_size.max_bytes()
         if path == "-":
-            data = sql_script.read_capped(sys.stdin.buffer, limit)
+            data = script_size.read_capped(sys.stdin.buffer, limit)
         else:
             with open(path, "rb") as handle:
-                data = sql_script.read_capped(handle, limit)
+                data = script_size.read_capped(handle, limit)
         return sql_script.decode(data)
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}.") from None
-    except sql_script.ScriptTooLarge as error:
+    except script_size.ScriptTooLarge as error:
         raise ExtractError(f"{path} is not analysed: {error}") from None
     except sql_script.ScriptError as error:
         raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
@@ -105,7 +106,7 @@ def _from_warm_planner(args, script: str, fmt: str) -> str | None:
     from planlineage import errors
     from planlineage.planner import warm_client
     from planlineage.planner.versions import minor
-    from planlineage.script import max_bytes
+    from planlineage.script_size import max_bytes
 
     try:
         jars = _jars(args)

@@ -113,14 +113,14 @@ def cmd_submit(args) -> None:
     if not configured:
         _say_not_configured(settings)  # and nothing else: no run, no file, no home
         return
-    from planlineage import script
+    from planlineage import script_size
     from planlineage.lifecycle import runner
 
     error = None
     sql = None
     try:
-        sql = _read_sql(args.sql_file, _script_limit(settings, script, outage))
-    except script.ScriptTooLarge as problem:  # said at once, without reading or splitting it
+        sql = _read_sql(args.sql_file, _script_limit(settings, script_size, outage))
+    except script_size.ScriptTooLarge as problem:  # said at once, without reading or splitting it
         error = f"the SQL file {args.sql_file} is not analysed: {problem}"
     except OSError as problem:
         error = f"cannot read the SQL file {args.sql_file}: {problem.strerror or type(problem).__name__}"
@@ -164,24 +164,24 @@ def _say_not_configured(settings) -> None:
     )
 
 
-def _script_limit(settings, script, outage: Exception | None) -> int:
+def _script_limit(settings, script_size, outage: Exception | None) -> int:
     """The script size cap; its default while the shared store is away (the submission is kept
     in the spool all the same, and the compile service checks the cap again)."""
     from planlineage.store.sqlite import StoreError  # loaded already: the store was opened
 
     if outage is None:
         try:
-            return script.max_bytes(settings.get(script.MAX_BYTES_KEY))
+            return script_size.max_bytes(settings.get(script_size.MAX_BYTES_KEY))
         except StoreError:
             pass
-    return script.max_bytes(None)
+    return script_size.max_bytes(None)
 
 
 def _read_sql(path: str, limit: int) -> str:
-    from planlineage import script
+    from planlineage import script, script_size
 
     with open(path, "rb") as handle:
-        return script.decode(script.read_capped(handle, limit))
+        return script.decode(script_size.read_capped(handle, limit))
 
 
 def _nothing_to_report(sql: str) -> str | None:

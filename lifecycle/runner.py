@@ -211,16 +211,16 @@ def _sql_limit(settings) -> int:
 
 def script_max_bytes(settings) -> int:
     """The size cap of a job's script (``lineage.script-max-bytes``)."""
-    from planlineage import script as sql_script
+    from planlineage import script_size
 
-    return sql_script.max_bytes(settings.get(sql_script.MAX_BYTES_KEY))
+    return script_size.max_bytes(settings.get(script_size.MAX_BYTES_KEY))
 
 
 def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | None = None) -> None:
     """Compile one job (with ``planner``, else however the pipeline finds one) and attach its
     lineage, or abandon the run. Never raises."""
     from planlineage import pipeline as extraction
-    from planlineage import script as sql_script
+    from planlineage import script_size
     from planlineage.lifecycle import runs, sql_facet
     from planlineage.settings import Settings
 
@@ -238,7 +238,7 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
                 # Over the cap (a job the watcher queued, or a cap lowered since): not redacted,
                 # not compiled, whatever its size: abandoned at once with the reason.
                 limit = script_max_bytes(settings)
-                sql_script.check_size(sql, limit)
+                script_size.check_size(sql, limit)
                 sql_facet.set_redacted_sql(
                     store, app_id, run_id, _redacted_sql(sql, job.get("engine")), _sql_limit(settings)
                 )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from planlineage import script as sql_script
+from planlineage import script_size
 from planlineage.document import (
     ColumnInput,
     ColumnTransformation,
@@ -50,13 +51,13 @@ def extract(
     max_bytes: int | None = None,
 ) -> JobLineage:
     """The lineage of one job (with column lineage per sink when `columns`); a script over
-    `max_bytes` (None: :func:`planlineage.script.max_bytes`) is an ExtractError, never compiled.
+    `max_bytes` (None: :func:`planlineage.script_size.max_bytes`) is an ExtractError, never compiled.
 
     Raises ExtractError (bad script) or ProvisionError/PlannerError.
     """
     try:
-        sql_script.check_size(script, sql_script.max_bytes() if max_bytes is None else max_bytes)
-    except sql_script.ScriptTooLarge as error:
+        script_size.check_size(script, script_size.max_bytes() if max_bytes is None else max_bytes)
+    except script_size.ScriptTooLarge as error:
         raise ExtractError(str(error)) from None
     jars = list(jars or [])
     for jar in jars:

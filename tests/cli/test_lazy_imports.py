@@ -60,6 +60,7 @@ STATE = LISTING | {
 #: `submit` also reads the script (its statements say whether it writes a table) and queues its compile.
 SUBMIT = STATE | {
     "planlineage.script",
+    "planlineage.script_size",
     "planlineage.lifecycle.runner",
     "planlineage.lifecycle.compile_queue",
 }
@@ -73,6 +74,7 @@ WARM_EXTRACT = LISTING | {
     "planlineage.planner",
     "planlineage.planner.cluster_jars",
     "planlineage.script",
+    "planlineage.script_size",
     "planlineage.planner.versions",
     "planlineage.planner.warm_client",
 }
