@@ -162,6 +162,7 @@ class Settings:
         self._store = store
         self.environ = os.environ if environ is None else environ
         self.problems: list[str] = []  # what the user should know (a sealed value unreadable here)
+        self._read: tuple[tuple[int, int, int] | None, dict[str, str]] | None = None  # (file's mark, values)
 
     @property
     def store(self):
@@ -223,6 +224,23 @@ class Settings:
         return opened
 
     def _file_values(self) -> dict[str, str]:
+        """The file's values, read again only when the file changed (its inode, time or size: it is
+        replaced whole on every write), or a version-1 store's while there is no file: a compile
+        asks for five settings, and each read of the legacy table opened the store."""
+        try:
+            stat = self.path.stat()
+            mark: tuple[int, int, int] | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            mark = None
+        except OSError as error:
+            raise SettingError(f"cannot read {self.path}: {error.strerror or error}") from None
+        if self._read is not None and self._read[0] == mark:
+            return dict(self._read[1])
+        values = self._read_file()
+        self._read = (mark, values)
+        return dict(values)
+
+    def _read_file(self) -> dict[str, str]:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:

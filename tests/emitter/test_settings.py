@@ -127,3 +127,28 @@ def test_job_namespace_and_transport_options(store):
     settings.set("lineage.transport", "file")
     settings.set("lineage.file", "/tmp/e.jsonl")
     assert settings.transport_options() == ("file", {"path": "/tmp/e.jsonl"})
+
+
+def test_a_kept_settings_object_sees_what_another_process_set(store):
+    watcher = Settings(store, environ={})  # as `watch` keeps one for its life
+    assert watcher.get("lineage.namespace") == "planlineage"
+    Settings(store, environ={}).set("lineage.namespace", "platform")  # `settings set`, elsewhere
+    assert watcher.get("lineage.namespace") == "platform"
+    Settings(store, environ={}).unset("lineage.namespace")
+    assert watcher.get("lineage.namespace") == "planlineage"
+
+
+def test_an_unchanged_settings_file_is_read_once_per_settings_object(store, monkeypatch):
+    settings = Settings(store, environ={})
+    settings.set("lineage.address", "http://127.0.0.1:9")
+    reads = []
+    original = type(settings.path).read_bytes
+
+    def counting(path):
+        reads.append(path)
+        return original(path)
+
+    monkeypatch.setattr(type(settings.path), "read_bytes", counting)
+    for key in ("lineage.address", "lineage.namespace", "lineage.transport", "lineage.sql-max-bytes"):
+        settings.get(key)
+    assert reads == [settings.path]  # a compile asks for several settings: one read, not one each
