@@ -2,7 +2,9 @@
 
 Every case of ``cases/spark/`` is executed by Spark of the version under test with the official
 OpenLineage listener (pinned in ``tests/artifacts.toml``) writing its events to a file, on local
-files and a throwaway PostgreSQL; planlineage reads the same script with Spark's parser. Each
+files, a throwaway PostgreSQL and a local Iceberg catalog (a case names its own Spark conf in
+``-- conf: key = value`` lines); planlineage reads the same script, with the same conf, with
+Spark's parser. Each
 output, its inputs and every dataset's symlinks are compared byte for byte. A difference must be
 decided in ``decisions.toml`` (why it is right, or what fixes it), a decision must still match a
 difference, and ``docs/conformance.md`` must show the table this run measured.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -32,6 +35,9 @@ CASES = sorted((HERE / "cases" / "spark").glob("*.sql"))
 DECISIONS = load_decisions("spark")
 ROOT = HERE.parents[1]
 LISTENER = {"3.5": "openlineage-spark_2_12", "4.0": "openlineage-spark_2_13"}
+ICEBERG = {"3.5": "iceberg-spark-runtime-3_5", "4.0": "iceberg-spark-runtime-4_0"}
+#: A case's own Spark conf: ``-- conf: key = value`` lines (an Iceberg catalog, its extensions).
+CONF_LINE = re.compile(r"^--\s*conf:\s*([^=\s]+)\s*=\s*(.*?)\s*$", re.MULTILINE)
 PORTABLE = Placeholders()
 
 
@@ -61,7 +67,11 @@ def measured(postgres, tmp_path_factory):
     from planlineage.spark.provision import ensure
 
     provisioned = ensure(VERSION)
-    jars = [str(jar) for name in (LISTENER[VERSION], "postgresql-jdbc") for jar in maven_artifacts.resolve(name)]
+    jars = [
+        str(jar)
+        for name in (LISTENER[VERSION], ICEBERG[VERSION], "postgresql-jdbc")
+        for jar in maven_artifacts.resolve(name)
+    ]
     values = {
         "pg": f"jdbc:postgresql://127.0.0.1:{postgres.port}/conformance",
         "pg_user": databases.SUPERUSER,
@@ -71,7 +81,7 @@ def measured(postgres, tmp_path_factory):
     for path in CASES:
         root = tmp_path_factory.mktemp(path.stem)
         text = path.read_text(encoding="utf-8").format(root=root, **values)
-        conf = {"spark.sql.warehouse.dir": f"{root}/warehouse"}
+        conf = {"spark.sql.warehouse.dir": f"{root}/warehouse", **dict(CONF_LINE.findall(text))}
         cases.append(
             {"name": path.stem, "text": text, "conf": conf, "events": str(root / "events.jsonl"), "root": str(root)}
         )
