@@ -224,14 +224,11 @@ class Settings:
         return opened
 
     def _file_values(self) -> dict[str, str]:
-        """The file's values, read again only when the file changed (its inode, time or size: it is
-        replaced whole on every write), or a version-1 store's while there is no file: a compile
-        asks for five settings, and each read of the legacy table opened the store."""
+        """The file's values, read again only when the file changed (:meth:`_file_mark`), or a
+        version-1 store's while there is no file: a compile asks for five settings, and each read
+        of the legacy table opened the store."""
         try:
-            stat = self.path.stat()
-            mark: tuple[int, int, int] | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        except FileNotFoundError:
-            mark = None
+            mark = self._file_mark()
         except OSError as error:
             raise SettingError(f"cannot read {self.path}: {error.strerror or error}") from None
         if self._read is not None and self._read[0] == mark:
@@ -239,6 +236,15 @@ class Settings:
         values = self._read_file()
         self._read = (mark, values)
         return dict(values)
+
+    def _file_mark(self) -> tuple[int, int, int] | None:
+        """What changes whenever the settings file is written (it is replaced whole: a new inode);
+        None when there is none."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
     def _read_file(self) -> dict[str, str]:
         try:
@@ -415,8 +421,7 @@ class Settings:
         """What changes whenever a stored setting changes (the settings file, the shared store's
         ``settings`` rows): a long-running process compares it to re-read its settings."""
         try:
-            stat = self.path.stat()
-            local: tuple | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+            local = self._file_mark()
         except OSError:
             local = None
         if not self._shared():

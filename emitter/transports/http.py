@@ -109,11 +109,7 @@ def ssl_context(trust_env: bool) -> ssl.SSLContext:
     """The process's verifying SSL context (one per CA environment httpx reads): httpx builds one
     per client, loading every CA certificate (38 ms measured), and each delivery pass opens a
     client: the compile service spent a quarter of its CPU there while adopting 300 apps."""
-    key = (
-        (trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-        if trust_env
-        else (False, None, None)
-    )
+    key = (trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
     with _SSL_LOCK:
         context = _SSL_CONTEXTS.get(key)
         if context is None:
