@@ -59,7 +59,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> None:
         elif command in ("serve", "stop"):
             sub.add_argument("--flink-version", default=None)
         sub.add_argument("--idle-timeout", type=float, default=900.0, help="stop after this many idle seconds")
-        sub.add_argument("--max-jobs", type=int, default=500, help="recycle the JVM after this many jobs")
+        sub.add_argument("--max-jobs", type=int, default=20_000, help="recycle the JVM after this many jobs")
         sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")
         sub.add_argument("--job-timeout", type=float, default=120.0, help="a job running longer is stopped")
     parser.set_defaults(run=cmd_old_name(name) if name in deprecated.COMMANDS else cmd_planner)
