@@ -65,12 +65,34 @@ def cmd_extract(args) -> int:
         return cmd_backfill(args)
     script = _read_script(args.script[0])
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+    head_start = None
     if args.engine == "flink":
         output = _from_warm_planner(args, script, fmt)
         if output is not None:
             sys.stdout.write(output)
             return EXIT_OK
+        head_start = _head_start(args.flink_version)
     lazylog.load()  # the work is done here: its modules log through logging, set up first
+    try:
+        return _extract_here(args, script, fmt, head_start)
+    finally:
+        if head_start is not None:
+            head_start.close()
+
+
+def _head_start(flink_version: str | None):
+    """The version's planner, started now on a thread while this command imports and reads
+    (planner.head_start); None for a version without CompiledPlan (read from the text)."""
+    from planlineage.planner.provision import without_compiled_plan
+
+    if without_compiled_plan(flink_version):
+        return None
+    from planlineage.planner.head_start import HeadStart
+
+    return HeadStart(flink_version)
+
+
+def _extract_here(args, script: str, fmt: str, planner) -> int:
     from planlineage.pipeline import extract
     from planlineage.render import render
 
@@ -87,7 +109,12 @@ def cmd_extract(args) -> int:
         )
     else:
         lineage = extract(
-            script, flink_version=args.flink_version, jars=_jars(args), identity=identity, columns=args.columns
+            script,
+            flink_version=args.flink_version,
+            jars=_jars(args),
+            identity=identity,
+            columns=args.columns,
+            planner=planner,
         )
     sys.stdout.write(render(lineage, fmt, args.script[0]))
     return EXIT_OK
