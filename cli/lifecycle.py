@@ -18,6 +18,7 @@ Promises (docs/lifecycle.md):
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import sys
@@ -145,6 +146,8 @@ def cmd_submit(args) -> None:
         engine=args.engine,  # Spark SQL (issue 14): extracted with planlineage.spark
         spark_version=args.spark_version,
         store_away=outage,
+        flink_job_id=args.flink_job_id,
+        start_time_millis=args.flink_start_time,
     )
     if run_id is not None and error:
         warn(f"no lineage for application {args.app_id}: {error}")
@@ -352,6 +355,25 @@ def cmd_compile_service(args) -> int:
     return compile_service.main(args.home, lock_fd=args.lock_fd)
 
 
+def _flink_job_id(text: str) -> str:
+    job = text.strip().lower()
+    if len(job) != 32 or any(c not in "0123456789abcdef" for c in job):
+        raise argparse.ArgumentTypeError(f"a Flink JobID is 32 hex digits (as Flink's REST API shows it), not {text!r}")
+    return job
+
+
+def _millis(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"a start time is milliseconds since the epoch (e.g. 1796026542123), not {text!r}"
+        )
+    return value
+
+
 def configure(name: str, parser) -> None:
     """The arguments of ``submit``, ``state``, ``flush``, ``outbox`` or ``_compile-service``."""
     if name == "submit":
@@ -363,6 +385,19 @@ def configure(name: str, parser) -> None:
         parser.add_argument("--engine", choices=["flink", "spark"], default="flink", help="whose SQL the job is")
         parser.add_argument("--spark-version", default=None, help="with --engine spark: 3.5 or 4.0")
         parser.add_argument("--lineage-enable", action="store_true")
+        parser.add_argument(
+            "--flink-job-id",
+            type=_flink_job_id,
+            default=None,
+            help="the Flink JobID, when the job has one already: with --flink-start-time, the run id "
+            "openlineage-flink's detached listener derives, shared with it",
+        )
+        parser.add_argument(
+            "--flink-start-time",
+            type=_millis,
+            default=None,
+            help="the job's start time, milliseconds since the epoch (Flink's REST start-time)",
+        )
         parser.set_defaults(run=cmd_submit)
     elif name == "state":
         parser.add_argument("--app-id", required=True)

@@ -26,8 +26,10 @@ def new_compile_job(
     jars: Iterable[str] = (),
     spark_version: str | None = None,
     spark_conf: Mapping[str, str] | None = None,
+    job_namespace: str | None = None,
 ) -> CompileJob:
-    """The one way a compile job is made (``submit`` and the watchers queue the same record)."""
+    """The one way a compile job is made (``submit`` and the watchers queue the same record);
+    ``job_namespace``: the job's when not ``lineage.namespace`` (coexisting with openlineage-flink)."""
     job = CompileJob(
         app_id=app_id,
         run_id=run_id,
@@ -41,6 +43,8 @@ def new_compile_job(
     )
     if spark_conf:
         job["spark_conf"] = dict(spark_conf)
+    if job_namespace:
+        job["job_namespace"] = job_namespace
     return job
 
 

@@ -20,11 +20,15 @@ the one owner of the ``runs`` table.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from planlineage import lazylog
 from planlineage.lifecycle.compile_queue import QueueFailed, new_compile_job, start
 from planlineage.lifecycle.job_files import CompileJob
 from planlineage.store.sqlite import Store
+
+if TYPE_CHECKING:
+    from planlineage.listener_conf.coexist import SharedRun
 
 #: A job whose compile was started this many times (the service died under it) is abandoned.
 MAX_ATTEMPTS = 2
@@ -66,6 +70,8 @@ def submit_job(
     engine: str = "flink",
     spark_version: str | None = None,
     store_away: Exception | None = None,
+    flink_job_id: str | None = None,
+    start_time_millis: int | None = None,
 ) -> str | None:
     """Record a new run of ``app_id`` (ending an open previous run with ABORT) and queue its
     compile; the new run id, or None when lineage is not configured or nothing could be recorded.
@@ -76,7 +82,10 @@ def submit_job(
     With a shared store that cannot be reached (a restart, a failover) the submission is kept in
     this node's spool (:mod:`.spool`) with its run id and time, and recorded by the next command
     (or the compile service) that reaches the store; ``store_away``: the caller found it
-    unreachable already (its error).  A compile that cannot be queued (its job file cannot be
+    unreachable already (its error).  A Flink job that coexists with openlineage-flink's listener
+    is recorded under the listener's job and, given its JobID and start time (``flink_job_id``,
+    ``start_time_millis``: a platform hook that runs once the JobManager took the job) where the
+    listener derives its run id from them, under that run id.  A compile that cannot be queued (its job file cannot be
     written) ends the run at once: it is dropped and :class:`QueueFailed` says why and what to do,
     so that the application's run is never left compiling for ever.
     """
@@ -96,9 +105,10 @@ def submit_job(
         spark_version=spark_version,
     )
     if engine == "flink" and sql and not error:
-        coexisting = _coexisting_job(settings, sql, flink_version, job_name)
-        if coexisting is not None:  # the job openlineage-flink's listener reports it under
-            job["job_namespace"], job["job_name"] = coexisting
+        coexisting = _coexisting_run(settings, sql, flink_version, job_name, flink_job_id, start_time_millis)
+        if coexisting is not None:  # the job (and run) openlineage-flink's listener reports it under
+            job["job_namespace"], job["job_name"] = coexisting.job_namespace, coexisting.job_name
+            job["run_id"] = coexisting.run_id or job["run_id"]
     shared = getattr(store, "shared", False)
     when = runs.utc_now()
     try:
@@ -129,10 +139,12 @@ def submit_job(
     return job["run_id"]
 
 
-def _coexisting_job(settings, sql: str, flink_version: str | None, job_name: str) -> tuple[str, str] | None:
-    """(namespace, name) of the listener's job when planlineage coexists with it (fail-open: None).
-    Nothing more is loaded for a job that cannot name the listener (the script does not, and
-    ``flink-conf`` does not add it), so a usual submission costs what it did."""
+def _coexisting_run(
+    settings, sql: str, flink_version: str | None, job_name: str, job_id: str | None, started: int | None
+) -> SharedRun | None:
+    """The listener's job (and run, when derivable) when planlineage coexists with it (fail-open:
+    None).  Nothing more is loaded for a job that cannot name the listener (the script does not,
+    and ``flink-conf`` does not add it), so a usual submission costs what it did."""
     try:
         chosen = (settings.get("lineage.flink-runs") or "auto").strip().lower()
         injects = (settings.get("lineage.flink-listener") or "").strip().lower() in ("1", "true", "yes", "on")
@@ -140,7 +152,9 @@ def _coexisting_job(settings, sql: str, flink_version: str | None, job_name: str
             return None
         from planlineage.listener_conf import coexist
 
-        return coexist.submission_job(sql, settings.list(), flink_version, job_name)
+        values = settings.list()
+        conf = coexist.job_conf(sql, values, flink_version)
+        return coexist.coexisting_run(conf, values, job_name, job_id, started)
     except Exception as problem:  # a lineage gap never fails a submission: planlineage's own job
         log.warning("planlineage: the OpenLineage listener's job of %s is not known (%s)", job_name, problem)
         return None

@@ -119,6 +119,8 @@ def _submit(
             # A spooled submission: recorded already by another replay, or a later submission of
             # the application replaced it meanwhile (as a pending run it would be, unreported).
             return run_id if previous["run_id"] == run_id else None
+        if previous is not None and previous["run_id"] == run_id:
+            return None  # this very run is recorded already: told twice (a run id derived from its JobID)
         still_open = previous is not None and previous["last_event"] not in TERMINAL_EVENT_TYPES
         if previous is not None and previous["lineage"] and (still_open or previous["pending"] != "[]"):
             # The platform replaced the run: its recorded transitions, then ABORT if it was still
@@ -186,14 +188,16 @@ def record_pending_submission(
     *,
     run_id: str | None = None,
     also: Callable[[sqlite3.Connection, str], Any] | None = None,
+    namespace: str | None = None,
 ) -> str | None:
     """A new run whose lineage the compile service is still computing; the run id.
 
     Call it before queuing the compile; the compile service calls :func:`attach_lineage` (or
     :func:`abandon_lineage`) with the returned run id.  Nothing is sent until lineage arrives.
-    ``also(conn, run_id)``: the caller's own rows of the run, written in the same transaction.
+    ``also(conn, run_id)``: the caller's own rows of the run, written in the same transaction;
+    ``namespace``: the job's, when not ``lineage.namespace`` (coexisting with openlineage-flink).
     """
-    return _submit(store, app_id, job_name, None, sql, settings, run_id, also=also)
+    return _submit(store, app_id, job_name, None, sql, settings, run_id, namespace=namespace, also=also)
 
 
 def submit_pending(

@@ -94,16 +94,17 @@ def shared_run(
     return SharedRun(namespace, name, run_id)
 
 
-def submission_job(
-    script_text: str | None, values: Mapping[str, tuple[str | None, str]], flink_version: str | None, job_name: str
-) -> tuple[str, str] | None:
-    """The (job namespace, job name) a submitted Flink job is recorded under when planlineage
-    coexists with the listener, or None (``own``: planlineage's namespace and the platform's name).
-
-    The job's configuration is what planlineage sees of it: the script's ``SET`` statements, and
-    the listener entries ``flink-conf`` adds to the cluster's configuration (``lineage.flink-listener``
-    on, Flink 2.0 or later). ``values``: the settings (:meth:`Settings.list`).
-    """
+def job_conf(
+    script_text: str | None,
+    values: Mapping[str, tuple[str | None, str]],
+    flink_version: str | None,
+    platform_conf: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The job's configuration as planlineage sees it, the later source winning: the listener
+    entries ``flink-conf`` adds to the cluster's configuration (``lineage.flink-listener`` on,
+    Flink 2.0 or later), what the platform passes the job (``platform_conf``: StreamPark's
+    options and dynamic properties), then the script's ``SET`` statements.  ``values``: the
+    settings (:meth:`Settings.list`)."""
     from planlineage import script
     from planlineage.listener_conf import flink_entries
 
@@ -111,9 +112,20 @@ def submission_job(
     for statement in script.split(script_text or ""):
         if statement.kind is script.Kind.SET and statement.set_pair:
             conf[statement.set_pair[0]] = statement.set_pair[1]
-    injected = dict(flink_entries(values, flink_version, conf, lambda _: None))
-    conf = {**injected, **conf}  # a key the job sets itself is never changed by flink-conf
+    given = {**(platform_conf or {}), **conf}
+    injected = dict(flink_entries(values, flink_version, given, lambda _: None))
+    return {**injected, **given}  # a key the job sets itself is never changed by flink-conf
+
+
+def coexisting_run(
+    conf: Mapping[str, str],
+    values: Mapping[str, tuple[str | None, str]],
+    job_name: str,
+    flink_job_id: str | None = None,
+    start_time_millis: int | None = None,
+) -> SharedRun | None:
+    """The listener's job and run for a job with this configuration (:func:`job_conf`) when
+    planlineage coexists with the listener (``lineage.flink-runs``), or None (``own``)."""
     if mode(values.get("lineage.flink-runs", (None, ""))[0], conf) != "coexist":
         return None
-    run = shared_run(conf, job_name)
-    return run.job_namespace, run.job_name
+    return shared_run(conf, job_name, flink_job_id, start_time_millis)

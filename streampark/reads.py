@@ -166,6 +166,21 @@ def effective_sqls(source: Source, schema: Schema, apps: list[App]) -> dict[str,
     return found
 
 
+def flink_starts(source: Source, schema: Schema, apps: list[App]) -> dict[str, dict[str, Any]]:
+    """``start_time``, ``options`` and ``dynamic_properties`` of the Flink apps in ``apps`` (what a
+    run shared with openlineage-flink's listener is derived from), by app key, one query per chunk;
+    a column the schema lacks reads as None."""
+    kept = ("start_time", "options", "dynamic_properties")
+    wanted = [c for c in kept if schema.has("t_flink_app", c)]
+    found: dict[str, dict[str, Any]] = {}
+    for ids in _chunks(sorted({app.id for app in apps if app.engine == FLINK})):
+        marks = ", ".join(["%s"] * len(ids))
+        columns = "".join(f", {c}" for c in wanted)
+        for row in source.rows(f"SELECT id{columns} FROM t_flink_app WHERE id IN ({marks})", tuple(ids)):
+            found[f"{FLINK}:{int(row['id'])}"] = {c: row.get(c) for c in kept}
+    return found
+
+
 def variables(source: Source, schema: Schema, team_id: int | None) -> dict[str, str]:
     return team_variables(source, schema, [team_id]).get(team_id, {})
 

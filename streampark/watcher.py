@@ -30,7 +30,7 @@ from datetime import UTC, tzinfo
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, runs
-from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, spark
+from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, shared_runs, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source
 from planlineage.streampark.ledger import Snap
@@ -269,7 +269,11 @@ class Watcher(PlatformWatcher):
             snap.run_job_id = f"logged:{logged}"
         if logged is not None and _started_by_row(snap) >= logged:
             start = False  # started by this very row before a crash stopped the poll from saving
-        if start:
+        held = shared_runs.held(snap.run_job_id)
+        if held is not None and not start and not shared_runs.waits(app):
+            start, logged = True, held[1]  # the tracker has written Flink's start time: started now
+            self._start(app, snap, held[0], logged)
+        elif start:
             self._start(app, snap, "logged" if logged is not None else "job", logged)
         self._state(app, prev, snap, now, force=start)
 
@@ -315,8 +319,19 @@ class Watcher(PlatformWatcher):
                 variables=reads.team_variables(self.source, self.schema, [a.team_id for a in apps]),
                 envs=reads.flink_envs(self.source) if flink else {},
                 recorded=history_ledger.lookup_many(self.store, [history.run_key(r.app_id, r.id) for r in rows]),
+                flink_starts=reads.flink_starts(self.source, self.schema, flink) if flink else {},
             )
         return self._inputs
+
+    def _shared_run(self, app: App, text: str, version: str | None, inputs: _Inputs) -> shared_runs.Decision:
+        """The listener's job and run for a run of ``app`` starting now (or a wait for them)."""
+        if app.engine == FLINK and inputs.values is None:
+            inputs.values = self.settings.list()
+        row, zone = inputs.flink_starts.get(app.key), self.options.zone
+        decision = shared_runs.decide(app, text, inputs.values or {}, version, row, zone, self.source.target.dialect)
+        if decision.warning:
+            self.once(f"shared-run:{app.key}", f"WARN {app.key} {app.job_name}: {decision.warning}")
+        return decision
 
     def _open_run(self, app: App) -> bool:
         current = runs.current_run(self.store, app.key)
@@ -351,8 +366,10 @@ class Watcher(PlatformWatcher):
     def _start(self, app: App, snap: Snap, how: str, log_id: int | None = None) -> bool:
         """A new run of ``app`` (its previous one closed first); False when it cannot be started."""
         assert self.schema is not None
-        logged = self._log_times.get(log_id or 0)
         inputs = self._read_inputs(app)
+        logged = self._log_times.get(log_id or 0)
+        if logged is None and log_id and (newest := inputs.starts.get(app.key)) is not None and newest.id == log_id:
+            logged = newest  # a start held for Flink's start time: its row was read in an earlier poll
         key, began = history.watched_run(
             self.source, self.schema, app, how, logged, self.options.zone, starts=inputs.starts
         )
@@ -387,21 +404,37 @@ class Watcher(PlatformWatcher):
         if compile_with is None:
             return False
         fields, label = compile_with
+        shared = self._shared_run(app, text, fields.get("flink_version"), inputs)
+        if shared.wait:  # held until the tracker writes Flink's start time
+            snap.run_job_id = shared_runs.held_mark(how, log_id)
+            self.verbose(f"{app.key} {app.job_name}: {how} run waits for the job's start time (shared run id)")
+            return False
         derived = history_ledger.run_id_for(key, began) if key is not None and began is not None else None
+        if shared.run is not None:  # the run openlineage-flink's listener reports too
+            fields.update(job_namespace=shared.run.job_namespace, job_name=shared.run.job_name)
+            derived = shared.run.run_id or derived
 
         def mark(conn, run_id: str) -> None:  # a later history replay leaves this run out
             if key is not None and began is not None:
                 history_ledger.mark_in(conn, key, run_id, app.key, began, "watch")
 
+        job_name = fields.pop("job_name", app.job_name)
         run_id = runs.record_pending_submission(
-            self.store, app.key, app.job_name, None, self.settings, run_id=derived, also=mark
+            self.store,
+            app.key,
+            job_name,
+            None,
+            self.settings,
+            run_id=derived,
+            also=mark,
+            namespace=fields.get("job_namespace"),
         )
         if run_id is None:
             return False
         try:
             compile_queue.start(
                 self.store,
-                compile_queue.new_compile_job(app_id=app.key, run_id=run_id, job_name=app.job_name, sql=text, **fields),
+                compile_queue.new_compile_job(app_id=app.key, run_id=run_id, job_name=job_name, sql=text, **fields),
             )
         except compile_queue.QueueFailed as problem:  # never left compiling for ever: dropped, said, as submit does
             runs.abandon_lineage(self.store, app.key, run_id)
@@ -430,6 +463,8 @@ class _Inputs:
     variables: dict[int | None, dict[str, str]]  # by team id
     envs: dict[int | None, tuple[str | None, str | None]]  # t_flink_env (version, home) by id; None: default
     recorded: dict[str, str]  # the history ledger's run ids of the runs these START rows began
+    flink_starts: dict[str, dict]  # t_flink_app start time, options, dynamic properties, by app key
+    values: dict | None = None  # the settings (Settings.list), read at the poll's first Flink start
 
 
 def _may_start(app: App, prev: Snap | None, first: bool, logged: bool) -> bool:

@@ -95,7 +95,7 @@ INSERT INTO dst SELECT id FROM src;
 """
 
 
-def _submitted(store, monkeypatch, sql: str, **settings_env) -> tuple[dict, object]:
+def _submitted(store, monkeypatch, sql: str, job: tuple = (None, None), **settings_env) -> tuple[dict, object]:
     from planlineage.lifecycle import runner, runs
     from planlineage.settings import Settings
 
@@ -104,7 +104,16 @@ def _submitted(store, monkeypatch, sql: str, **settings_env) -> tuple[dict, obje
     environ = {"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9"}
     environ.update({f"PLANLINEAGE_LINEAGE_{k.upper()}": v for k, v in settings_env.items()})
     settings = Settings(store, environ=environ)
-    run_id = runner.submit_job(store, settings, app_id="app-1", job_name="streampark-7", sql=sql, flink_version="2.2")
+    run_id = runner.submit_job(
+        store,
+        settings,
+        app_id="app-1",
+        job_name="streampark-7",
+        sql=sql,
+        flink_version="2.2",
+        flink_job_id=job[0],
+        start_time_millis=job[1],
+    )
     assert run_id
     return queued[0], runs.current_run(store, "app-1")
 
@@ -129,3 +138,38 @@ def test_the_listener_flink_conf_adds_makes_the_job_coexist(store, monkeypatch):
     assert (run.namespace, run.job_name) == ("prod", "orders-archive")
     _, run = _submitted(store, monkeypatch, sql, flink_listener="false", namespace="prod")
     assert (run.namespace, run.job_name) == ("prod", "streampark-7")
+
+
+def test_a_submission_given_the_jobid_and_start_time_takes_the_detached_listeners_run_id(store, monkeypatch):
+    job_id, start, expected = VECTORS[0]
+    detached = SCRIPT.format(listeners=LISTENER) + "SET 'openlineage.flink.enableDetachedJobTracking' = 'true';\n"
+    queued, run = _submitted(store, monkeypatch, detached, job=(job_id, start))
+    assert run.run_id == queued["run_id"] == expected
+    assert (run.namespace, run.job_name) == ("prod-flink", "orders-archive")
+    from planlineage.lifecycle import runner
+    from planlineage.settings import Settings
+
+    settings = Settings(store, environ={"PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9"})
+    again = runner.submit_job(
+        store, settings, app_id="app-1", job_name="j", sql=detached, flink_job_id=job_id, start_time_millis=start
+    )
+    assert again is None  # the same job told twice (a hook retried): one run, not a second START
+    _, run = _submitted(store, monkeypatch, detached)  # before the JobManager took it: its own run id
+    assert run.run_id != expected
+    _, run = _submitted(store, monkeypatch, SCRIPT.format(listeners=LISTENER), job=(job_id, start))
+    assert run.run_id != expected  # the default listener draws a random run id: only the job is shared
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--flink-job-id", "not-a-job"], "a Flink JobID is 32 hex digits"),
+        (["--flink-start-time", "yesterday"], "a start time is milliseconds since the epoch"),
+    ],
+)
+def test_submit_refuses_a_malformed_jobid_or_start_time(argv, said, capsys):
+    from planlineage.cli.main import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["submit", "--app-id", "a", "--job-name", "j", "--sql-file", "x.sql", *argv])
+    assert said in capsys.readouterr().err
