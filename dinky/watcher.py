@@ -31,7 +31,7 @@ from planlineage.dinky import sql as dinky_sql
 from planlineage.dinky.reads import Instance, Task
 from planlineage.dinky.schema import Schema, detect
 from planlineage.history import ledger as history_ledger
-from planlineage.lifecycle import compile_queue, runs
+from planlineage.lifecycle import compile_queue, runner, runs
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
 from planlineage.streampark.connection import Source
 from planlineage.streampark.history import replayed
@@ -205,7 +205,14 @@ class Watcher(PlatformWatcher):
         if compile_with is None:
             return False
         version, label = compile_with
-        if runs.record_pending_submission(self.store, task.key, task.name, None, self.settings, run_id=run_id) is None:
+        # A job that also runs openlineage-flink's listener: the listener's job, with Dinky's run
+        # id (the one its state reports are matched by; Flink's start time is not read here).
+        shared = runner.coexisting_run(self.settings, prepared.sql, version, task.name, inst.jid or None)
+        namespace, job_name = (shared.job_namespace, shared.job_name) if shared else (None, task.name)
+        recorded = runs.record_pending_submission(
+            self.store, task.key, job_name, None, self.settings, run_id=run_id, namespace=namespace
+        )
+        if recorded is None:
             return False
         # A later history replay leaves this run out.
         history_ledger.mark(self.store, inst.run_key, run_id, task.key, self.started_at(inst.created), "watch")
@@ -213,8 +220,8 @@ class Watcher(PlatformWatcher):
             compile_queue.start(
                 self.store,
                 compile_queue.new_compile_job(
-                    app_id=task.key, run_id=run_id, job_name=task.name, sql=prepared.sql,
-                    flink_version=version, jars=prepared.jars,
+                    app_id=task.key, run_id=run_id, job_name=job_name, sql=prepared.sql,
+                    flink_version=version, jars=prepared.jars, job_namespace=namespace,
                 ),
             )  # fmt: skip
         except compile_queue.QueueFailed as problem:  # dropped and said, as submit does

@@ -105,7 +105,7 @@ def submit_job(
         spark_version=spark_version,
     )
     if engine == "flink" and sql and not error:
-        coexisting = _coexisting_run(settings, sql, flink_version, job_name, flink_job_id, start_time_millis)
+        coexisting = coexisting_run(settings, sql, flink_version, job_name, flink_job_id, start_time_millis)
         if coexisting is not None:  # the job (and run) openlineage-flink's listener reports it under
             job["job_namespace"], job["job_name"] = coexisting.job_namespace, coexisting.job_name
             job["run_id"] = coexisting.run_id or job["run_id"]
@@ -139,8 +139,8 @@ def submit_job(
     return job["run_id"]
 
 
-def _coexisting_run(
-    settings, sql: str, flink_version: str | None, job_name: str, job_id: str | None, started: int | None
+def coexisting_run(
+    settings, sql: str, flink_version: str | None, job_name: str, job_id: str | None = None, started: int | None = None
 ) -> SharedRun | None:
     """The listener's job (and run, when derivable) when planlineage coexists with it (fail-open:
     None).  Nothing more is loaded for a job that cannot name the listener (the script does not,

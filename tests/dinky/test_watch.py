@@ -249,3 +249,30 @@ def test_database_down_mid_watch_and_back(dinky, watch, gravitino):
     assert log.count(f"dinky:{task} steady: RUNNING -> FINISHED: COMPLETE event") == 1, log
     assert types(gravitino, "steady") == ["START", "RUNNING", "COMPLETE"]
     exactly_once(gravitino)
+
+
+def test_a_job_that_also_runs_the_flink_listener_is_reported_on_the_listeners_job(dinky, watch, gravitino):
+    """Its script names openlineage-flink's listener: the runs go to the listener's job
+    (``openlineage.job.namespace``, ``pipeline.name``), with Dinky's own run id."""
+    from planlineage.listener_conf import FLINK_LISTENER_FACTORY, FLINK_LISTENER_OPTION
+
+    d = dinky()
+    c = d.console
+    script = (
+        f"SET '{FLINK_LISTENER_OPTION}' = '{FLINK_LISTENER_FACTORY}';\n"
+        "SET 'openlineage.job.namespace' = 'flink-prod';\nSET 'pipeline.name' = 'orders-union';\n" + ONE_SINK
+    )
+    watch.recorded().record(script, "union_all")
+    listened = c.create_task("orders_clean", script)
+    plain = c.create_task("orders_copy", ONE_SINK)
+    watch.once(d.url)  # baseline
+    for task in (listened, plain):
+        c.set_status(c.submit(task), "RUNNING")
+    watch.once(d.url)
+    assert jobs(gravitino) == {"orders-union": ["START", "RUNNING"], "orders_copy": ["START", "RUNNING"]}
+    namespaces = {e["job"]["name"]: e["job"]["namespace"] for e in gravitino.events}
+    assert namespaces == {"orders-union": "flink-prod", "orders_copy": "planlineage"}
+    c.set_status(c.execute("SELECT MAX(id) FROM dinky_job_instance WHERE task_id = %s", (listened,))[0][0], "FINISHED")
+    watch.once(d.url)
+    assert types(gravitino, "orders-union") == ["START", "RUNNING", "COMPLETE"]
+    exactly_once(gravitino)
