@@ -36,12 +36,18 @@ def parent_runs(gravitino, job: str) -> list[tuple[str, str, str]]:
     return [(e["job"]["namespace"], e["run"]["runId"], e["eventType"]) for e in _of(gravitino, job)]
 
 
-def test_an_adopted_app_reports_the_listeners_job_and_run(streampark, watch, gravitino):
+def _listened_app(streampark, watch):
+    """A StreamPark database, its console, and an app whose job runs the detached listener."""
     sp = streampark("dev")
     c = sp.console
     watch.recorded()
     app = c.create_app("orders_union", ONE_SINK)
     c.update("t_flink_app", app, {"dynamic_properties": DETACHED})
+    return sp, c, app
+
+
+def test_an_adopted_app_reports_the_listeners_job_and_run(streampark, watch, gravitino):
+    sp, c, app = _listened_app(streampark, watch)
     c.start(app, JOB_ID, at=FLINK_STARTED)
     c.set_state(app, RUNNING)
 
@@ -65,11 +71,7 @@ def test_a_submission_waits_for_flinks_start_time_before_its_start(streampark, w
     """The submit writes the console's clock as start_time while the app is STARTING; the tracker
     writes Flink's with the state a few seconds later: the run starts then, with the id the
     listener derives from Flink's time."""
-    sp = streampark("dev")
-    c = sp.console
-    watch.recorded()
-    app = c.create_app("orders_union", ONE_SINK)
-    c.update("t_flink_app", app, {"dynamic_properties": DETACHED})
+    sp, c, app = _listened_app(streampark, watch)
     watch.once(sp.url)  # baseline
     c.start(app, JOB_ID, at=datetime(2026, 11, 30, 8, 15, 40, 7000))  # processForSuccess: the console's now
     held = watch.once(sp.url, "--verbose")
@@ -104,11 +106,7 @@ def test_own_mode_and_a_job_without_the_listener_keep_planlineages_job(streampar
 
 
 def test_a_held_start_of_a_job_that_fails_is_started_with_its_failure(streampark, watch, gravitino):
-    sp = streampark("dev")
-    c = sp.console
-    watch.recorded()
-    app = c.create_app("orders_union", ONE_SINK)
-    c.update("t_flink_app", app, {"dynamic_properties": DETACHED})
+    sp, c, app = _listened_app(streampark, watch)
     watch.once(sp.url)  # baseline
     c.start(app, JOB_ID, at=datetime(2026, 11, 30, 8, 15, 40))
     watch.once(sp.url)  # held
