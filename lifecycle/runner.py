@@ -85,9 +85,9 @@ def submit_job(
     unreachable already (its error).  A Flink job that coexists with openlineage-flink's listener
     is recorded under the listener's job and, given its JobID and start time (``flink_job_id``,
     ``start_time_millis``: a platform hook that runs once the JobManager took the job) where the
-    listener derives its run id from them, under that run id.  A compile that cannot be queued (its job file cannot be
-    written) ends the run at once: it is dropped and :class:`QueueFailed` says why and what to do,
-    so that the application's run is never left compiling for ever.
+    listener derives its run id from them, under that run id.  A compile that cannot be queued
+    (its job file cannot be written) ends the run at once: it is dropped and :class:`QueueFailed`
+    says why and what to do, so that the application's run is never left compiling for ever.
     """
     from planlineage.emitter.run_ids import new_run_id
     from planlineage.lifecycle import runs, spool

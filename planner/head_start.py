@@ -1,10 +1,11 @@
 """A cold planner started before it is needed: ``extract SCRIPT`` without a warm planner.
 
 The command's own work before its first compile (importing the pipeline, the document model and
-the registry, reading and splitting the script, building the request) took about a quarter of a
-cold extract's 1.5 s on 2 cores, and the planner's JVM start (its class-data archive, then Flink's
-planner classes) came only after it.  Started on a thread as soon as the command knows that no
-warm planner answers, the JVM boots while the command works, on the other core.
+the registry, splitting the script, building the request) used to run before the planner's JVM
+started (its class-data archive, then Flink's planner classes).  Started on a thread as soon as
+the command knows that no warm planner answers, the JVM boots while the command works, on the
+other core: a cold extract took 1.43 s instead of 1.53 s (median wall, 2 cores, quiet machine;
+docs/performance.md).
 
 A :class:`HeadStart` is a ``JobCompiler`` (``provisioned`` and ``compile``) for
 :func:`planlineage.pipeline.extract`; errors of the start (a version that cannot be provisioned, a

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from planlineage.listener_conf.coexist import SharedRun
@@ -33,6 +33,7 @@ from planlineage.streampark.states import FLINK, state_name
 #: The listener's factory class, as a job's configuration names it: a job whose script, options and
 #: flink-conf injection cannot name it is decided without reading anything more.
 LISTENER_WORD = "OpenLineageJobStatusChangedListener"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def start_millis(value: Any, zone: tzinfo, dialect: str) -> int | None:
     if dialect != "postgresql" and not value.microsecond:
         return None
     aware = value.replace(tzinfo=zone) if value.tzinfo is None else value
-    return int(aware.timestamp() * 1000 + (0.5 if aware.timestamp() >= 0 else -0.5))
+    return (aware - _EPOCH) // timedelta(milliseconds=1)  # exact: no float in between
 
 
 def may_coexist(values: dict, script_text: str, conf: dict[str, str]) -> bool:
@@ -90,8 +91,8 @@ def may_coexist(values: dict, script_text: str, conf: dict[str, str]) -> bool:
 
 
 def held_mark(how: str, log_id: int | None) -> str:
-    """The snapshot's mark of a start held for Flink's start time (``t_flink_app`` rows the
-    watcher keeps between polls), read back by :func:`held`."""
+    """The mark a start held for Flink's start time leaves in the app's snapshot row (its
+    ``run_job_id``, kept between polls), read back by :func:`held`."""
     return f"held:{how}:{log_id or ''}"
 
 
