@@ -182,7 +182,7 @@ def cmd_backfill(args) -> int:
         scripts,
         flink_version=args.flink_version,
         jars=_jars(args),
-        identity=_identity_config(args),
+        identity=lambda: _identity_config(args),  # loaded while the planner's JVM starts
         jobs=args.jobs,
         columns=args.columns,
     )
