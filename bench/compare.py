@@ -191,6 +191,21 @@ def right(results: dict[str, dict], expected: dict[str, dict]) -> int:
     return sum(1 for name, lineage in expected.items() if results.get(name) == lineage)
 
 
+def java_runtime(provisioned) -> str:
+    """The planner's Java runtime (JAVA_HOME, else PATH) and the class archive its JVMs map."""
+    from planlineage.line_child import find_java_tool
+    from planlineage.planner import class_archive
+
+    java = find_java_tool("java")
+    if java is None:
+        return "no Java"
+    archive = provisioned.class_archive(java)
+    version = class_archive.runtime_version(java) or "(version unknown)"
+    if not archive.exists():
+        return f"Java {version} without a class archive"
+    return f"Java {version} with its {'AOT cache' if archive.suffix == '.aot' else 'class-data archive'}"
+
+
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600)
@@ -225,7 +240,7 @@ def main() -> int:
     load_before = os.getloadavg()
     print(
         f"planlineage vs static parsers: Flink {provisioned.flink.version}, {os.cpu_count()} cores, "
-        f"python {sys.version.split()[0]}, load average {load_before[0]:.1f} at the start"
+        f"python {sys.version.split()[0]}, {java_runtime(provisioned)}, load average {load_before[0]:.1f} at the start"
     )
     rows = []
     with tempfile.TemporaryDirectory() as private:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from planlineage.errors import PlannerError, PlannerTimeout
 from planlineage.line_child import LineChild, child_env, find_java_tool
+from planlineage.planner import class_archive
 from planlineage.planner.protocol import CompileAnswer, CompileRequest
 from planlineage.planner.provisioned import Provisioned
 
@@ -46,10 +47,13 @@ class Planner(LineChild):
         java_options: list[str] | None = None,
         long_lived: bool = False,
         threads: int = 1,
+        recording_archive: bool = False,
     ):
         """`long_lived`: many jobs will follow, so the server prepares each next environment
         between jobs (a one-job planner would only pay for it before exiting). `threads`: how
-        many jobs the JVM compiles at once, for callers that send jobs from several threads."""
+        many jobs the JVM compiles at once, for callers that send jobs from several threads.
+        `recording_archive`: the JVM records the class archive (its `java_options` say where), so
+        it maps none."""
         self.provisioned = provisioned
         java = find_java_tool("java")
         if java is None:
@@ -63,9 +67,10 @@ class Planner(LineChild):
         if threads > 1:
             command += ["--threads", str(threads)]
         options = [*JAVA_OPTIONS, *provisioned.flink.java_options, f"-Xmx{heap()}"]
-        if provisioned.class_archive.exists():
-            # Class-data sharing archive made at provisioning: about 1 s off every JVM start.
-            options.append(f"-XX:SharedArchiveFile={provisioned.class_archive}")
+        if not recording_archive:
+            # The class archive recorded at provisioning for this Java runtime: about 1 s off every
+            # JVM start (planlineage.planner.class_archive).
+            options += class_archive.use_options(provisioned.class_archive(java))
         options += java_options or []
         command += [f"--java-option={option}" for option in options]
         self.jobs = 0

@@ -18,19 +18,23 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from filelock import FileLock
+
 from planlineage.errors import ProvisionError
 from planlineage.flink_versions import FlinkVersion, supported
 from planlineage.line_child import find_java_tool
+from planlineage.planner import class_archive
 from planlineage.planner.provisioned import STAND_IN_JAR, Provisioned
 from planlineage.planner.versions import DEFAULT_MINOR
-from planlineage.version_venvs import VenvCache, fingerprint
+from planlineage.version_venvs import VenvCache, fingerprint, stderr
 
 __all__ = ["ProvisionError", "Provisioned", "cache_root", "ensure", "find_java_tool", "list_installed"]
 
 CACHE_ENV = "PLANLINEAGE_FLINK_CACHE"
 
-#: Bumped when what provisioning produces changes (2: class-data sharing archive).
-LAYOUT = 2
+#: Bumped when what provisioning produces changes (2: class-data sharing archive; 3: one class
+#: archive per Java runtime, an AOT cache on Java 25+).
+LAYOUT = 3
 CACHE = VenvCache(engine="Flink", command="flink", cache_env=CACHE_ENV, cache_dir="flink")
 #: What a first use costs, as provisioning and `watch --check` say it (issue 30 measured 1.20: 368 MB, 100 s).
 FIRST_USE = "a minute or two"
@@ -92,7 +96,8 @@ def ensure(
     progress: Callable[[str], None] | None = None,
 ) -> Provisioned:
     """The provisioned version, building it first if needed (or again, with `force`): Flink's
-    jars and py4j, the stand-in connector built against them, a class-data sharing archive."""
+    jars and py4j, the stand-in connector built against them, the planner's class archive for the
+    Java runtime in use (recorded on its own when only another runtime's is there)."""
     flink = resolve_version(requested)
 
     def finish(home: Path, venv: Path, say: Callable[[str], None]) -> dict:
@@ -102,7 +107,7 @@ def ensure(
         return {"lib": str(lib), "stand_in": stand_in is not None}
 
     def after(home: Path, say: Callable[[str], None]) -> None:
-        say("[4/4] recording a class-data sharing archive of the planner (faster JVM starts)")
+        say("[4/4] recording a class archive of the planner for this Java runtime (faster JVM starts)")
         _build_class_archive(Provisioned(flink, home), say)
 
     home = CACHE.ensure(
@@ -117,7 +122,31 @@ def ensure(
         force=force,
         progress=progress,
     )
-    return Provisioned(flink, home)
+    provisioned = Provisioned(flink, home)
+    _archive_for_this_runtime(provisioned, progress or stderr)
+    return provisioned
+
+
+def _archive_for_this_runtime(provisioned: Provisioned, say: Callable[[str], None]) -> None:
+    """A version provisioned while another Java runtime was in use has no class archive for this
+    one (each runtime maps only its own): recorded once, under the version's lock, so that every
+    later JVM start of this runtime has it. A recording that failed leaves a mark instead, and
+    is not tried again at every start."""
+    java = find_java_tool("java")
+    if java is None:
+        return  # the planner cannot start either; it says why
+    archive = provisioned.class_archive(java)
+    if archive.exists() or _failed_mark(archive).exists():
+        return
+    with FileLock(str(CACHE.root() / f"{provisioned.flink.version}.lock")):
+        if archive.exists() or _failed_mark(archive).exists():
+            return  # recorded while this process waited
+        runtime = class_archive.runtime_version(java) or "this Java runtime"
+        say(
+            f"recording the Flink {provisioned.flink.version} planner's class archive for Java "
+            f"{runtime} (once per Java runtime, about 10 s: faster JVM starts after)"
+        )
+        _build_class_archive(provisioned, say)
 
 
 def _find_lib(venv: Path) -> Path:
@@ -162,22 +191,38 @@ def _build_stand_in(lib: Path, home: Path, say: Callable[[str], None]) -> Path |
 
 
 def _build_class_archive(provisioned: Provisioned, say: Callable[[str], None]) -> None:
-    """Compiles the warm-up job with -XX:ArchiveClassesAtExit; the JVM writes the archive of every
-    class it loaded on exit. (Recorded over the training scripts too, the archive made no
-    difference to a from-cold backfill of the corpus: 5.7-6.6 s either way, paired runs.)
+    """Compiles the warm-up job and the training scripts in a JVM that records the planner's class
+    archive for the Java runtime in use when it exits (planlineage.planner.class_archive): the
+    classes, and on Java 25+ their links, of the shapes platforms submit most. (Recorded over the
+    training scripts rather than the warm-up job alone, a from-cold backfill of 180 scripts took
+    2% less time on Java 17: 5.93 s against 6.05 s, eight paired runs.)
 
-    Optional: a JVM that cannot write or later read the archive (another JDK build) starts
-    without it, so a failure here only costs speed.
+    Optional: a JVM that cannot write or later map the archive starts without it, so a failure
+    here only costs speed.
     """
     from planlineage.planner.compiler import Planner, PlannerError
-    from planlineage.planner.warm_up import WARM_UP
+    from planlineage.planner.warm_up import WARM_UP, training_requests
 
-    archive = provisioned.class_archive
+    java = find_java_tool("java")
+    if java is None:
+        return  # the planner cannot start either; it says so itself
+    archive = provisioned.class_archive(java)
+    archive.unlink(missing_ok=True)
+    _failed_mark(archive).unlink(missing_ok=True)
     try:
-        planner = Planner(provisioned, java_options=[f"-XX:ArchiveClassesAtExit={archive}"])
-        planner.close_timeout = 120.0
+        planner = Planner(provisioned, java_options=class_archive.record_options(archive), recording_archive=True)
+        # The JVM writes the archive as it exits: on Java 25 it starts a second JVM to assemble it.
+        planner.close_timeout = 300.0
         with planner:
-            planner.compile(WARM_UP, timeout=120)
+            for request in [WARM_UP, *training_requests(provisioned)]:
+                planner.compile(request, timeout=120)
     except (PlannerError, OSError) as error:
-        say(f"no class-data archive ({error}); JVM starts will be about 1 s slower")
+        say(f"no class archive ({error}); JVM starts will be about 1 s slower")
         archive.unlink(missing_ok=True)
+    if not archive.exists():
+        _failed_mark(archive).touch()
+
+
+def _failed_mark(archive: Path) -> Path:
+    """Says that recording ``archive`` failed once (`flink install VERSION --force` tries again)."""
+    return archive.with_name(archive.name + ".failed")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planlineage.flink_versions import FlinkVersion
+from planlineage.planner.class_archive import archive_path, runtime_version
 from planlineage.version_venvs import MARKER, InVenv
 
 STAND_IN_JAR = "planlineage-standin.jar"
@@ -32,6 +33,7 @@ class Provisioned(InVenv):
         jar = self.home / STAND_IN_JAR
         return jar if jar.exists() else None
 
-    @property
-    def class_archive(self) -> Path:
-        return self.home / "planner.jsa"
+    def class_archive(self, java: str) -> Path:
+        """The planner's class archive for the Java runtime of the ``java`` launcher
+        (planlineage.planner.class_archive)."""
+        return archive_path(self.home, runtime_version(java))
