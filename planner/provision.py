@@ -131,17 +131,18 @@ def _archive_for_this_runtime(provisioned: Provisioned, say: Callable[[str], Non
     """A version provisioned while another Java runtime was in use has no class archive for this
     one (each runtime maps only its own): recorded once, under the version's lock, so that every
     later JVM start of this runtime has it. A recording that failed leaves a mark instead, and
-    is not tried again at every start."""
+    is not tried again at every start. Only for a runtime that states its version (its
+    ``release`` file), the name its archive is found by."""
     java = find_java_tool("java")
-    if java is None:
-        return  # the planner cannot start either; it says why
+    runtime = class_archive.runtime_version(java) if java is not None else None
+    if java is None or runtime is None:
+        return  # no java (the planner says why), or a launcher outside a runtime image: left as it is
     archive = provisioned.class_archive(java)
     if archive.exists() or _failed_mark(archive).exists():
         return
     with FileLock(str(CACHE.root() / f"{provisioned.flink.version}.lock")):
         if archive.exists() or _failed_mark(archive).exists():
             return  # recorded while this process waited
-        runtime = class_archive.runtime_version(java) or "this Java runtime"
         say(
             f"recording the Flink {provisioned.flink.version} planner's class archive for Java "
             f"{runtime} (once per Java runtime, about 10 s: faster JVM starts after)"
