@@ -112,15 +112,14 @@ def run(
                 )
                 err.flush()
 
-    rules = [identity]
-
     def load_rules() -> None:
-        if callable(rules[0]):
-            rules[0] = rules[0]()
+        nonlocal identity
+        if callable(identity):
+            identity = identity()
 
     def one(script: Path, planner: SelfHealingPlanner | WarmPlannerSlot) -> None:
         began = time.monotonic()
-        line = _one(script, planner, jars, rules[0], columns)
+        line = _one(script, planner, jars, identity, columns)
         record(line, time.monotonic() - began)
 
     slots, warm_slots, threads_in_jvm = each_on_a_planner(

@@ -15,9 +15,9 @@ check them from the jars again. Which kind depends on the Java runtime that runs
   ``-XX:SharedArchiveFile``).
 
 An archive is valid only for the JVM build that recorded it, so each is named after the runtime's
-version (its ``release`` file): a planner started by another runtime than the one provisioning
-ran simply finds none and starts without one (about 1 s slower to start), never with the wrong
-one. ``planlineage flink install VERSION --force`` records one for the runtime now in use.
+version (its ``release`` file) and a JVM is never handed another runtime's. A runtime that has
+none yet records its own on first use (planlineage.planner.provision); one that states no version
+maps the archive provisioning recorded with it, if any.
 """
 
 from __future__ import annotations

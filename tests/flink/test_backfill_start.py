@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import io
 import json
-import time
-from pathlib import Path
 
 import pytest
+from marked_jvms import marked_jvms, wait_until
 
 from planlineage import backfill
 from planlineage.errors import InputError
@@ -22,25 +21,7 @@ D = "default_catalog.default_database."
 
 
 def _jvms() -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if f"-Xmx{MARK_HEAP}".encode() in argv:
-                found.append(int(entry.name))
-    return found
-
-
-def _wait(condition, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
-    return True
+    return marked_jvms(MARK_HEAP)
 
 
 def job(i: int) -> str:
@@ -57,7 +38,7 @@ def marked(monkeypatch, tmp_path):
     monkeypatch.setenv(warm.PLANNER_DIR_ENV, str(tmp_path / "no-warm-planner"))  # none answers here
     assert not _jvms()
     yield
-    assert _wait(lambda: not _jvms(), 10), "a backfill JVM outlived its call"
+    assert wait_until(lambda: not _jvms(), 10), "a backfill JVM outlived its call"
 
 
 def test_the_new_jvm_boots_before_the_first_job(provisioned, marked):
@@ -66,7 +47,7 @@ def test_the_new_jvm_boots_before_the_first_job(provisioned, marked):
 
     def before_jobs() -> None:
         # Nothing has asked for a compile yet: the JVM is there because the backfill started it.
-        seen_before_jobs.append(_wait(lambda: bool(_jvms()), 30))
+        seen_before_jobs.append(wait_until(lambda: bool(_jvms()), 30))
 
     def handle(i: int, planner) -> None:
         answers[i] = extract(job(i), planner=planner)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from marked_jvms import marked_jvms, wait_until
 
 from planlineage.planner.head_start import HeadStart
 
@@ -21,26 +22,8 @@ VERSION = os.environ.get("PLANLINEAGE_TEST_FLINK", "1.20")
 MARK_HEAP = "777m"
 
 
-def _jvms() -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if f"-Xmx{MARK_HEAP}".encode() in argv:
-                found.append(int(entry.name))
-    return found
-
-
 def _none_left(timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while _jvms():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.1)
-    return True
+    return wait_until(lambda: not marked_jvms(MARK_HEAP), timeout)
 
 
 def _extract(tmp_path, script: str, *args: str) -> subprocess.CompletedProcess:
