@@ -58,8 +58,8 @@ def heap() -> str:
     return value if re.fullmatch(r"[1-9][0-9]*[kKmMgG]?", value) else DEFAULT_HEAP
 
 
-def java_options_of_this_platform() -> list[str]:
-    return LINUX_JAVA_OPTIONS if sys.platform.startswith("linux") else []
+def java_options_of_this_platform(platform: str = sys.platform) -> list[str]:
+    return LINUX_JAVA_OPTIONS if platform.startswith("linux") else []
 
 
 class Planner(LineChild):

@@ -1,10 +1,15 @@
 """Planner JVMs a test started, found by their command line: the test gives them a heap cap
-(``PLANLINEAGE_PLANNER_HEAP``) that no other JVM of the test run uses."""
+(``PLANLINEAGE_PLANNER_HEAP``) that no other JVM of the test run uses; and a JVM's command line."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+
+
+def command_line(pid: int) -> list[str]:
+    """The arguments of a running process (a planner's pid is its JVM's: the server execs java)."""
+    return (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace").split("\0")
 
 
 def marked_jvms(heap: str) -> list[int]:
@@ -13,10 +18,10 @@ def marked_jvms(heap: str) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                argv = command_line(int(entry.name))
             except OSError:
                 continue
-            if f"-Xmx{heap}".encode() in argv:
+            if f"-Xmx{heap}" in argv:
                 found.append(int(entry.name))
     return found
 

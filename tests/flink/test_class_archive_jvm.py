@@ -10,6 +10,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from marked_jvms import command_line
 
 from planlineage.line_child import find_java_tool
 from planlineage.pipeline import extract
@@ -24,7 +25,7 @@ SCRIPT = (ROOT / "examples" / "kafka_to_jdbc_enrichment.sql").read_text()
 
 
 def _argv(planner: Planner) -> list[str]:
-    return Path(f"/proc/{planner.pid}/cmdline").read_bytes().decode().split("\0")
+    return command_line(planner.pid)
 
 
 def _java_25_home() -> str | None:

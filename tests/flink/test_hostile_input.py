@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from marked_jvms import command_line
 
 from planlineage.planner.compiler import Planner
 
@@ -96,13 +97,9 @@ def test_the_planner_jvm_dies_with_an_extract_killed_mid_compile(tmp_path, provi
         command.wait()
 
 
-def _cmdline(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
-
-
 def test_the_planner_heap_is_capped_and_configurable(provisioned, monkeypatch):
     with Planner(provisioned) as planner:
-        assert "-Xmx1g" in _cmdline(planner.pid)
+        assert "-Xmx1g" in command_line(planner.pid)
     monkeypatch.setenv("PLANLINEAGE_PLANNER_HEAP", "700m")
     with Planner(provisioned) as planner:
-        assert "-Xmx700m" in _cmdline(planner.pid)
+        assert "-Xmx700m" in command_line(planner.pid)

@@ -2,9 +2,8 @@
 JVM, on Linux both ask for transparent huge pages, and Flink logs through Log4j's simple logger
 (docs/performance.md, from-cold backfill)."""
 
-from pathlib import Path
-
 import pytest
+from marked_jvms import command_line
 
 from planlineage.pipeline import extract
 from planlineage.planner import compiler
@@ -21,15 +20,10 @@ HUGE_PAGES = "-XX:+UseTransparentHugePages"
 SIMPLE_LOGGER = "-Dlog4j2.loggerContextFactory=org.apache.logging.log4j.simple.SimpleLoggerContextFactory"
 
 
-def _jvm_flags(pid: int) -> list[str]:
-    """The command line of the JVM the compile server became (it execs java in place)."""
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
-
-
 def test_a_one_job_jvm_keeps_the_default_compile_thresholds(provisioned):
     log_before = provisioned.log.stat().st_size if provisioned.log.exists() else 0
     with Planner(provisioned) as planner:
-        flags = _jvm_flags(planner.pid)
+        flags = command_line(planner.pid)
         assert EARLY_COMPILES not in flags
         assert HUGE_PAGES in flags and SIMPLE_LOGGER in flags
         (sink,) = extract(SCRIPT, planner=planner).sinks
@@ -46,7 +40,7 @@ def test_a_one_job_jvm_keeps_the_default_compile_thresholds(provisioned):
 def test_a_jvm_for_many_jobs_compiles_earlier_and_answers_the_same(provisioned, shape):
     options = {"long_lived": True} if shape == "long_lived" else {"threads": 2}
     with Planner(provisioned, **options) as planner:
-        flags = _jvm_flags(planner.pid)
+        flags = command_line(planner.pid)
         assert flags.count(EARLY_COMPILES) == 1
         assert HUGE_PAGES in flags
         lineage = extract(SCRIPT, planner=planner)
@@ -57,13 +51,11 @@ def test_a_jvm_for_many_jobs_compiles_earlier_and_answers_the_same(provisioned, 
 def test_the_backfill_planner_is_a_many_jobs_jvm(provisioned):
     planner = SelfHealingPlanner(provisioned, threads=2)
     try:
-        assert EARLY_COMPILES in _jvm_flags(planner.start())
+        assert EARLY_COMPILES in command_line(planner.start())
     finally:
         planner.close()
 
 
-def test_huge_pages_are_asked_for_on_linux_only(monkeypatch):
-    monkeypatch.setattr(compiler.sys, "platform", "darwin")
-    assert HUGE_PAGES not in compiler.java_options_of_this_platform()
-    monkeypatch.setattr(compiler.sys, "platform", "linux")
-    assert compiler.java_options_of_this_platform() == [HUGE_PAGES]
+def test_huge_pages_are_asked_for_on_linux_only():
+    assert HUGE_PAGES not in compiler.java_options_of_this_platform("darwin")
+    assert compiler.java_options_of_this_platform("linux") == [HUGE_PAGES]
