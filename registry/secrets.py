@@ -279,7 +279,13 @@ _TEXT_PARAM = re.compile(r"(?P<key>\b[A-Za-z][A-Za-z0-9_.\-]{0,100})=(?P<value>\
 # quoted string or one bare word; an authorization scheme (Bearer/Basic) takes its token along.
 # Keys are found first and values read only after a secret key, so that the value of one pair
 # ("failed: Authorization") never hides the key of the next.
-_BARE_KEY = re.compile(r"(?<![\w.\-'\"`])(?P<key>[A-Za-z][\w.\-]{0,100}+)(?<![.\-])\s*+[=:][ \t]*+")
+# A key right after a quote counts too when a `:` and a value follow without a blank: the first pair
+# of a map-typed option's value, `'db.password:x,user:y'` (Flink's `pipeline.global-job-parameters`),
+# starts at the quote; prose in quotes (`'key: value'`) keeps its blank and stays as it is.
+_BARE_KEY = re.compile(
+    r"(?:(?<![\w.\-'\"`])|(?<=['\"])(?=[A-Za-z][\w.\-]{0,100}+(?<![.\-]):[^\s'\"]))"
+    r"(?P<key>[A-Za-z][\w.\-]{0,100}+)(?<![.\-])\s*+[=:][ \t]*+"
+)
 _BARE_VALUE = re.compile(r"'(?:[^'\n]|'')*+'|\"(?:[^\"\\\n]|\\.)*+\"|(?:(?i:bearer|basic)\s++)?[^\s;,'\"()]++")
 
 
