@@ -4,7 +4,8 @@ must name datasets like. Executed by the Spark version's own python (its venv ha
 stdin: one JSON object ``{"jars": [...], "cases": [{"name", "statements", "conf", "events"}]}``.
 Each case gets a SparkContext of its own in the one JVM (application name = the case's name,
 so job names do not mix), the listener with its file transport writing to the case's ``events``
-file, and the case's conf (warehouse dir, ...). The statements are executed, data included, on
+file (a case without ``events`` names its transport in its conf: the http transport to a
+backend), and the case's conf (warehouse dir, ...). The statements are executed, data included, on
 local files and loopback databases only. One JSON line per case on stdout: ``{"name", "error"}``.
 """
 
@@ -24,14 +25,15 @@ def run_case(jars: list[str], case: dict) -> str | None:
         # connector visitors see only classes of the JVM's own loader (openlineage-spark says so).
         .config("spark.driver.extraClassPath", ":".join(jars))
         .config("spark.extraListeners", LISTENER)
-        .config("spark.openlineage.transport.type", "file")
-        .config("spark.openlineage.transport.location", case["events"])
         .config("spark.openlineage.namespace", "conformance")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "1")
     )
+    if "events" in case:
+        builder = builder.config("spark.openlineage.transport.type", "file")
+        builder = builder.config("spark.openlineage.transport.location", case["events"])
     for key, value in case.get("conf", {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
