@@ -10,8 +10,16 @@ EXIT_USAGE = 2
 
 
 def _say(line: str) -> None:
+    """One line of the watcher's to the terminal. Task and app names, SQL and jar addresses come
+    from the platform's database: a name may hold a terminal escape (clear the screen, hide the
+    lines before it) and an `ADD JAR` address a password or a signed query, so every line is
+    redacted and its control characters escaped, whoever wrote it."""
     try:
-        print(f"planlineage watch: {line}", file=sys.stderr, flush=True)
+        from planlineage.printable import visible
+        from planlineage.registry.secrets import redact_text
+
+        shown = "\n".join(visible(part) for part in redact_text(str(line)).split("\n"))
+        print(f"planlineage watch: {shown}", file=sys.stderr, flush=True)
     except Exception:
         pass
 

@@ -92,6 +92,24 @@ def test_fragments_environment_and_dinky_statements_are_resolved_before_compilin
     assert "${" not in facet and ":=" not in facet and "PRINT" not in facet
 
 
+def test_what_the_watcher_prints_of_a_task_has_no_terminal_escape_and_no_credential(dinky, watch, gravitino):
+    """A task's name and its `ADD JAR` address come from Dinky's database: printed raw, an escape
+    sequence in the name clears the reader's screen, and the jar address's password and signed
+    query reach the terminal and the service's journal."""
+    d = dinky()
+    c = d.console
+    jar = "https://builder:Hunter2pw@repo.example/udf.jar?token=tok123abc&X-Amz-Signature=sig456def"
+    task = c.create_task("orders\x1b[2J\x1b]0;pwned\x07", f"ADD JAR '{jar}';\n{ONE_SINK}")
+    watch.once(d.url)
+    c.set_status(c.submit(task), "RUNNING")
+    result = watch.once(d.url)
+    assert "the jar is not readable here" in result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "orders\\x1b[2J" in result.stderr  # shown, escaped
+    for secret in ("Hunter2pw", "tok123abc", "sig456def"):
+        assert secret not in result.stderr
+
+
 def test_cdcsource_and_an_unknown_variable_are_warned_and_never_reported(dinky, watch, gravitino):
     d = dinky()
     c = d.console
