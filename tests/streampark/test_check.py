@@ -47,6 +47,21 @@ def test_check_lists_the_missing_grants_and_exits_2(streampark, watch, server):
         assert f"GRANT SELECT ON `{sp.database}`.`t_flink_log` TO '{WATCH_USER}'@'%';" in out
 
 
+def test_check_with_apps_and_no_grant_on_an_environment_table_lists_the_grant(streampark, watch, server):
+    """With apps to report, the check reads their Flink environments: an account that cannot read
+    t_flink_env ended the check in a traceback instead of naming the grant it lacks."""
+    sp = streampark("dev", lineage_enable=True, grant=False)
+    tables = ["t_flink_app", "t_flink_sql", "t_flink_effective", "t_variable", "t_setting", "t_app_log"]
+    server.grant_select(sp.database, tables)  # no t_flink_env
+    sp.console.create_app("flagged", "INSERT INTO o SELECT 1", lineage_enable=True)
+    result = watch("--check", "--streampark-db", sp.url)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "PROBLEM: the account cannot read t_flink_env" in result.stdout
+    assert "t_flink_env" in next(line for line in result.stdout.splitlines() if "GRANT SELECT" in line)
+    assert "Flink versions the reported apps compile with: unknown until t_flink_env is readable" in result.stdout
+
+
 def test_check_without_a_lineage_address_or_a_reachable_database(streampark, watch, server):
     sp = streampark("dev")
     result = watch("--check", "--streampark-db", sp.url, PLANLINEAGE_LINEAGE_ADDRESS="")
