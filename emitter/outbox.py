@@ -24,16 +24,14 @@ What happens to an event that does not go through
 
 A parked ``access`` or ``capped`` event holds back its run's later events, so order holds.
 Parked events are kept, listed by :func:`listing` (``planlineage outbox list``) and put back in
-line by :func:`retry` (``planlineage outbox retry [--run R]``).
+line by :func:`retry` (``planlineage outbox retry [--run R] [--backend B]``).
 
-Claims: a pass takes a small batch of rows in one transaction by writing its own ``claimed_by``
-(``node:pid:random``) and a lease end (``claim_until``, on the database's clock) on them: on
-SQLite inside ``BEGIN IMMEDIATE``, on PostgreSQL with ``SELECT … FOR UPDATE SKIP LOCKED`` (nodes
-take disjoint rows without waiting).  Another process only takes rows whose lease is absent or
-expired, and never a row of a run whose earlier row another still leases: no ``(runId, job,
-eventType)`` sent twice, no run's later event before its earlier one.  The lease outlives the
-pass's deadline: only a process that died mid-send (or mid-batch: delivered rows are removed a
-batch at a time, with the next claim) lets another resend its rows (at-least-once, never lost).
+Backends: with a ``composite`` transport every event is delivered to each of its transports on
+its own (one delivery cursor per backend: :mod:`.outbox_rows`); everything above holds per
+backend.  A pass splits its time between the backends: each gets an equal share of what is left
+when its turn comes, and what a backend does not use goes to the ones after it, then to those
+that ran out of time; one that is down ends its turn at once, one that is slow cannot take the
+others' time.  Claims, leases and settling: :mod:`.outbox_rows`; listings: :mod:`.outbox_listing`.
 """
 
 from __future__ import annotations
@@ -42,54 +40,40 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 
-from planlineage.clock import lease_clock, utc_now
-from planlineage.emitter.transports.base import Delivered, Rejected, RetryLater, Transport, short
+from planlineage.clock import utc_now
+from planlineage.emitter.backends import Backend
+from planlineage.emitter.outbox_listing import (  # noqa: F401 - the outbox's one API for its callers
+    count_parked,
+    count_pending,
+    counts,
+    listing,
+    next_due,
+    parked,
+    pending,
+    requeue_access,
+    retry,
+)
+from planlineage.emitter.outbox_rows import (  # noqa: F401
+    DEFAULT_BATCH,
+    EVENT_REFUSALS,
+    LEASE_MARGIN_SECONDS,
+    MAX_BACKOFF_SECONDS,
+    UNAVAILABLE_STATUSES,
+    RetryPolicy,
+    claim,
+    prepare,
+    release_all,
+    settle,
+    verdict,
+)
+from planlineage.emitter.transports.base import Transport, short
 from planlineage.store.node import new_holder
 from planlineage.store.sqlite import Store
 
 log = logging.getLogger("planlineage.emitter")
-
-DEFAULT_BATCH = 50  # rows per claim: a pass costs a few store transactions per batch
-LEASE_MARGIN_SECONDS = 30.0
-MAX_BACKOFF_SECONDS = 600.0
-#: Answers that say the server as a whole cannot take events now: stop the pass, count nothing.
-UNAVAILABLE_STATUSES = frozenset({429, 503})
-#: Refusals of the event itself: parked, the run's later events go on.
-EVENT_REFUSALS = frozenset({400, 413, 422})
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How long one refused event is retried before it is parked."""
-
-    backoff: float = 2.0  # seconds before the 2nd attempt; doubles per attempt
-    max_attempts: int = 10
-    max_age: float = 24 * 3600.0  # seconds since the first failure
-
-    def delay(self, attempts: int) -> float:
-        return min(self.backoff * (2 ** max(attempts - 1, 0)), MAX_BACKOFF_SECONDS)
-
-    @classmethod
-    def from_values(cls, values: Mapping[str, str | None]) -> RetryPolicy:
-        """From ``lineage.retry-*`` settings (missing or unreadable values keep the default)."""
-        base = cls()
-
-        def number(key: str, default: float) -> float:
-            try:
-                value = float(values.get(key) or default)
-            except ValueError:
-                return default
-            return value if value >= 0 else default
-
-        return cls(
-            backoff=number("lineage.retry-backoff", base.backoff),
-            max_attempts=max(1, int(number("lineage.retry-attempts", base.max_attempts))),
-            max_age=number("lineage.retry-max-age", base.max_age),
-        )
 
 
 @dataclass
@@ -102,20 +86,40 @@ class FlushReport:
     stopped: str | None = None  # why the server could not be reached, when it ended the pass
     timed_out: bool = False
     stale: bool = False  # the settings changed under the pass: deliver again with a new transport
+    #: per backend of a composite (name -> its own report; empty for a single transport)
+    backends: dict[str, FlushReport] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return self.stopped is None and not self.timed_out and self.parked == 0
 
+    def add(self, name: str, part: FlushReport) -> None:
+        """Count one backend's turn in this pass's report."""
+        self.delivered += part.delivered
+        self.parked += part.parked
+        self.retry_later += part.retry_later
+        self.stale = self.stale or part.stale
+        if name:
+            own = self.backends.setdefault(name, FlushReport())
+            own.delivered += part.delivered
+            own.parked += part.parked
+            own.retry_later += part.retry_later
+            own.stopped, own.timed_out, own.stale = part.stopped, part.timed_out, part.stale
+
+    def stopped_backends(self) -> list[str]:
+        return [name for name, part in self.backends.items() if part.stopped]
+
 
 def enqueue_in(conn: sqlite3.Connection, run_id: str, job_name: str, event_type: str, payload: dict | str) -> bool:
-    """Queue one event inside the caller's transaction; False if it was already queued."""
+    """Queue one event inside the caller's transaction; False if it was already queued (at any
+    backend: an event a backend already took is not queued again for the others)."""
     text = payload if isinstance(payload, str) else json.dumps(payload, sort_keys=True)
     seq = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM outbox WHERE run_id = ?", (run_id,)).fetchone()[0]
     cursor = conn.execute(
-        "INSERT INTO outbox (run_id, seq, event_type, job_name, payload, created) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (run_id, job_name, event_type) DO NOTHING",
-        (run_id, seq, event_type, job_name, text, utc_now()),
+        "INSERT INTO outbox (run_id, seq, event_type, job_name, payload, created) SELECT ?, ?, ?, ?, ?, ? "
+        "WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE run_id = ? AND job_name = ? AND event_type = ?) "
+        "ON CONFLICT (backend, run_id, job_name, event_type) DO NOTHING",
+        (run_id, seq, event_type, job_name, text, utc_now(), run_id, job_name, event_type),
     )
     return cursor.rowcount == 1
 
@@ -133,194 +137,19 @@ def enqueue(store: Store, run_id: str, payloads: Iterable[dict]) -> int:
     return store.write(insert)
 
 
-# A row may go when it is due and free, and nothing earlier in its run still has to go first:
-# an earlier row that waits for its backoff, is leased by another process, or is parked for a
-# reason that also concerns the rows after it.
-_CLAIMABLE = """
-    SELECT o.id, o.run_id, o.seq, o.job_name, o.event_type, o.payload, o.attempts, o.first_failed
-    FROM outbox o
-    WHERE o.status = 'pending'
-      AND (o.next_attempt IS NULL OR o.next_attempt <= :now)
-      AND (o.claim_until IS NULL OR o.claim_until < :now)
-      AND NOT EXISTS (
-        SELECT 1 FROM outbox p
-        WHERE p.run_id = o.run_id AND p.seq < o.seq
-          AND ((p.status = 'parked' AND p.parked != 'event')
-               OR (p.status = 'pending'
-                   AND ((p.next_attempt IS NOT NULL AND p.next_attempt > :now)
-                        OR (p.claim_until IS NOT NULL AND p.claim_until >= :now))))
-      )
-    ORDER BY o.id
-    LIMIT :batch
-"""
-
-
-def _run_prefixes(conn, rows: list) -> list:
-    """The rows that are, per run, the run's next rows to go in order, nothing in between.
-
-    On PostgreSQL another node may hold an earlier row of a run locked but not yet marked as
-    claimed (``SKIP LOCKED`` hides it from this claim, the ``NOT EXISTS`` above still sees it
-    free): a later row of that run must not be taken then.  On SQLite this never removes a row.
-    """
-    if not rows:
-        return rows
-    wanted = {r["id"] for r in rows}
-    runs = sorted({r["run_id"] for r in rows})
-    marks = ",".join("?" * len(runs))
-    order = conn.execute(
-        f"SELECT id, run_id FROM outbox WHERE run_id IN ({marks}) "
-        "AND (status = 'pending' OR (status = 'parked' AND parked != 'event')) ORDER BY run_id, seq, id",
-        tuple(runs),
-    ).fetchall()
-    allowed: set = set()
-    blocked: set = set()
-    for row in order:
-        if row["run_id"] in blocked:
-            continue
-        if row["id"] in wanted:
-            allowed.add(row["id"])
-        else:
-            blocked.add(row["run_id"])
-    return [r for r in rows if r["id"] in allowed]
-
-
-def _claim(
-    store: Store, holder: str, batch: int, lease_seconds: float, delivered: list[int] | None = None
-) -> list[dict[str, Any]]:
-    """Take the next batch, removing the previous batch's ``delivered`` rows (still leased by us)."""
-
-    def claim(conn) -> list[dict[str, Any]]:
-        _remove_delivered(conn, holder, delivered)
-        now = conn.clock()
-        rows = conn.execute(_CLAIMABLE + conn.skip_locked, {"now": now, "batch": batch}).fetchall()
-        rows = _run_prefixes(conn, rows)
-        ids = [r["id"] for r in rows]
-        if ids:
-            marks = ",".join("?" * len(ids))
-            conn.execute(
-                f"UPDATE outbox SET claimed_by = ?, claim_until = ? WHERE id IN ({marks})",
-                (holder, now + lease_seconds, *ids),
-            )
-        return [dict(r) for r in rows]
-
-    return store.write(claim, exclusive=False)
-
-
-def _remove_delivered(conn, holder: str, delivered: list[int] | None) -> None:
-    """Delete the rows this pass delivered (one statement for a whole batch)."""
-    if delivered:
-        marks = ",".join("?" * len(delivered))
-        conn.execute(f"DELETE FROM outbox WHERE claimed_by = ? AND id IN ({marks})", (holder, *delivered))
-        delivered.clear()
-
-
-def _release_all(store: Store, holder: str, delivered: list[int] | None = None) -> None:
-    def release(conn) -> None:
-        _remove_delivered(conn, holder, delivered)
-        conn.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE claimed_by = ?", (holder,))
-
-    store.write(release, exclusive=False)
-
-
-def _verdict(outcome: Any) -> str:
-    """``delivered``, ``unavailable`` (stop the pass), ``backoff``, ``park-access`` or ``park-event``."""
-    if isinstance(outcome, Delivered):
-        return "delivered"
-    if isinstance(outcome, Rejected):
-        return "park-event" if outcome.status in EVENT_REFUSALS else "park-access"
-    if isinstance(outcome, RetryLater) and (
-        outcome.timed_out or (outcome.status or 0) not in (0, *UNAVAILABLE_STATUSES)
-    ):
-        return "backoff"
-    return "unavailable"
-
-
-def _settle(store: Store, holder: str, row: dict[str, Any], verdict: str, reason: str, policy: RetryPolicy) -> str:
-    """Record what became of one claimed row not delivered; the verdict as applied (``backoff`` may park)."""
-
-    def settle(conn) -> str:
-        now = conn.clock()
-        where = "WHERE id = ? AND claimed_by = ?"
-        key = (row["id"], holder)
-        release = "claimed_by = NULL, claim_until = NULL"
-        if verdict == "unavailable":
-            conn.execute(f"UPDATE outbox SET last_error = ?, {release} {where}", (reason, *key))
-            return verdict
-        if verdict in ("park-access", "park-event"):
-            kind = verdict.removeprefix("park-")
-            conn.execute(
-                f"UPDATE outbox SET status = 'parked', parked = ?, attempts = attempts + 1, last_error = ?, "
-                f"first_failed = COALESCE(first_failed, ?), next_attempt = NULL, {release} {where}",
-                (kind, reason, now, *key),
-            )
-            return verdict
-        attempts = row["attempts"] + 1
-        first = row["first_failed"] or now
-        if attempts >= policy.max_attempts or now - first >= policy.max_age:
-            conn.execute(
-                f"UPDATE outbox SET status = 'parked', parked = 'capped', attempts = ?, first_failed = ?, "
-                f"next_attempt = NULL, last_error = ?, {release} {where}",
-                (attempts, first, reason, *key),
-            )
-            return "park-capped"
-        conn.execute(
-            f"UPDATE outbox SET attempts = ?, first_failed = ?, next_attempt = ?, last_error = ?, {release} {where}",
-            (attempts, first, now + policy.delay(attempts), reason, *key),
-        )
-        return verdict
-
-    return store.write(settle, exclusive=False)
-
-
-def count_pending(store: Store) -> int:
-    return store.read(
-        lambda c: c.execute("SELECT COUNT(*) FROM outbox WHERE status = 'pending'").fetchone()[0],
-        default=0,
-    )
-
-
-def count_parked(store: Store) -> int:
-    return store.read(
-        lambda c: c.execute("SELECT COUNT(*) FROM outbox WHERE status = 'parked'").fetchone()[0],
-        default=0,
-    )
-
-
-def next_due(store: Store) -> float | None:
-    """Seconds until the next waiting event is due (0 when one is due now), None if none waits."""
-    when, now = store.read(
-        lambda c: (
-            c.execute("SELECT MIN(COALESCE(next_attempt, 0)) FROM outbox WHERE status = 'pending'").fetchone()[0],
-            c.clock(),
-        ),
-        default=(None, None),
-    )
-    return None if when is None else max(0.0, when - now)
-
-
-def deliver_pending(
+def _deliver_backend(
     store: Store,
-    transport: Transport,
-    deadline_seconds: float = 5.0,
-    *,
-    batch: int = DEFAULT_BATCH,
-    policy: RetryPolicy | None = None,
-    stale: Callable[..., bool] | None = None,
+    backend: Backend,
+    deadline_seconds: float,
+    batch: int,
+    policy: RetryPolicy,
+    stale: Callable[..., bool] | None,
 ) -> FlushReport:
-    """One pass: send every due event (oldest first, in order per run) until none is left, the
-    server is unavailable, or the deadline.
-
-    ``stale(now_or_never)`` answers whether the settings changed since ``transport`` was made
-    (``True``: check now, not from a cache): then an event
-    refused for access (401/403…) is not parked (the new address or token may be accepted) and the
-    pass ends with :attr:`FlushReport.stale`, for the caller to make a new transport.
-
-    Never sends once ``deadline_seconds`` have passed; each request's timeout is cut to the time
-    left.  Without a store, nothing happens (and nothing is created).
-    """
-    policy = policy or RetryPolicy()
+    """One backend's turn of a pass: its due rows, in order per run, within ``deadline_seconds``."""
     report = FlushReport()
-    if not store.exists():
+    transport = backend.transport
+    if transport is None:  # its config cannot be built: its events wait for a fixed one
+        report.stopped = backend.error or "the transport is not usable"
         return report
     holder = new_holder()
     started = time.monotonic()
@@ -332,7 +161,8 @@ def deliver_pending(
             if time.monotonic() - started >= deadline_seconds:
                 report.timed_out = True
                 break
-            rows = [r for r in _claim(store, holder, batch, lease, delivered) if r["run_id"] not in held_back]
+            claimed = claim(store, backend.name, holder, batch, lease, delivered)
+            rows = [r for r in claimed if r["run_id"] not in held_back]
             if not rows:
                 break
             for row in rows:
@@ -343,18 +173,18 @@ def deliver_pending(
                     report.timed_out = True
                     break
                 outcome = transport.send(row["payload"], timeout=left)
-                verdict = _verdict(outcome)
-                if verdict == "delivered":
+                found = verdict(outcome)
+                if found == "delivered":
                     delivered.append(row["id"])
                     report.delivered += 1
                     continue
                 reason = getattr(outcome, "reason", "")
-                if verdict == "park-access" and stale is not None and stale(True):
+                if found == "park-access" and stale is not None and stale(True):
                     # sent with settings changed meanwhile (a fixed token): due again, with the new ones
-                    _settle(store, holder, row, "unavailable", reason, policy)
+                    settle(store, holder, row, "unavailable", reason, policy)
                     report.stale = True
                     break
-                applied = _settle(store, holder, row, verdict, reason, policy)
+                applied = settle(store, holder, row, found, reason, policy)
                 held_back.add(row["run_id"])
                 if applied == "unavailable":
                     report.retry_later += 1
@@ -365,29 +195,90 @@ def deliver_pending(
                     continue
                 report.parked += 1
                 log.warning(
-                    "planlineage: lineage event %s of %s parked (%s): %s",
+                    "planlineage: lineage event %s of %s parked%s (%s): %s",
                     row["event_type"],
                     row["job_name"],
+                    f" at {backend.describe()}" if backend.name else "",
                     applied.removeprefix("park-"),
                     short(reason),
                 )
     finally:
-        _release_all(store, holder, delivered)
-    report.remaining = count_pending(store)
-    report.parked_total = count_parked(store)
+        release_all(store, holder, delivered)
+    return report
+
+
+def _backends_of(target: Transport | Sequence[Backend]) -> list[Backend]:
+    return [Backend("", target)] if isinstance(target, Transport) else list(target)
+
+
+def deliver_pending(
+    store: Store,
+    target: Transport | Sequence[Backend],
+    deadline_seconds: float = 5.0,
+    *,
+    batch: int = DEFAULT_BATCH,
+    policy: RetryPolicy | None = None,
+    stale: Callable[..., bool] | None = None,
+) -> FlushReport:
+    """One pass: send every due event (oldest first, in order per run) to ``target`` (a transport,
+    or the backends of :func:`planlineage.emitter.backends.open_backends`) until none is left, the
+    server is unavailable, or the deadline; each backend on its own, within its share of the time.
+
+    ``stale(now_or_never)`` answers whether the settings changed since the transports were made
+    (``True``: check now, not from a cache): then an event
+    refused for access (401/403…) is not parked (the new address or token may be accepted) and the
+    pass ends with :attr:`FlushReport.stale`, for the caller to make new transports.
+
+    Never sends once ``deadline_seconds`` have passed; each request's timeout is cut to the time
+    left.  Without a store, nothing happens (and nothing is created).
+    """
+    policy = policy or RetryPolicy()
+    report = FlushReport()
+    if not store.exists():
+        return report
+    backends = _backends_of(target)
+    started = time.monotonic()
+    prepare(store, [b.name for b in backends])
+    turns = list(backends)  # backends that may still have due rows in this pass
+    timed_out: set[str] = set()
+    while turns and not report.stale:
+        later = []
+        for index, backend in enumerate(turns):
+            left = deadline_seconds - (time.monotonic() - started)
+            share = max(0.0, left) / (len(turns) - index)
+            part = _deliver_backend(store, backend, share, batch, policy, stale)
+            report.add(backend.name, part)
+            if part.stale:
+                break
+            if part.stopped and not report.stopped:
+                report.stopped = f"{backend.name}: {part.stopped}" if backend.name else part.stopped
+            if part.timed_out:
+                timed_out.add(backend.name)
+                later.append(backend)
+            else:
+                timed_out.discard(backend.name)
+        if time.monotonic() - started >= deadline_seconds:
+            break
+        turns = later  # time left: the backends cut short by their share go on with it
+    report.timed_out = bool(timed_out) and not report.stale
+    report.remaining, report.parked_total, per_backend = counts(store)
+    for name, part in report.backends.items():
+        part.timed_out = name in timed_out
+        part.remaining = per_backend.get(name, 0)
     return report
 
 
 def deliver_until(
     store: Store,
-    transport: Transport,
+    target: Transport | Sequence[Backend],
     budget: float,
     *,
     policy: RetryPolicy | None = None,
     stale: Callable[..., bool] | None = None,
 ) -> FlushReport | None:
     """Passes until nothing is pending or ``budget`` seconds have passed, waiting between them
-    for the next event's backoff or, while the server is unavailable, 0.5 s doubling to 4 s.
+    for the next event's backoff or, while a server is unavailable, 0.5 s doubling to 4 s (the
+    other backends' due events do not wait for it).
     Ends early (``report.stale``) once ``stale()`` says the settings changed (see :func:`deliver_pending`).
 
     The last pass's report, or None when nothing was pending.
@@ -396,87 +287,26 @@ def deliver_until(
     pause = 0.5
     report = None
     while time.monotonic() < end:
-        report = deliver_pending(store, transport, end - time.monotonic(), policy=policy, stale=stale)
+        report = deliver_pending(store, target, end - time.monotonic(), policy=policy, stale=stale)
         if report.remaining == 0 or report.timed_out or report.stale:
             break
         if stale is not None and stale():
             report.stale = True
             break
+        waits = []
         if report.stopped:
-            wait = pause
+            waits.append(pause)
             pause = min(pause * 2, 4.0)
-        else:
-            due = next_due(store)
-            if due is None:
-                break
-            wait = max(due, 0.05)
+        due = next_due(store, report.stopped_backends() if report.backends else ([""] if report.stopped else ()))
+        if due is not None:
+            waits.append(max(due, 0.05))
+        if not waits:
+            break
+        wait = min(waits)
         if time.monotonic() + wait >= end:
             break
         time.sleep(wait)
     return report
-
-
-_LISTING = (
-    "SELECT id, run_id, seq, job_name, event_type, status, parked, attempts, next_attempt, last_error, created "
-    "FROM outbox {where} ORDER BY run_id, seq"
-)
-
-
-def listing(store: Store, run_id: str | None = None) -> list[dict[str, Any]]:
-    """Every undelivered event (of one run), in order per run, with ``state``: ``due``,
-    ``waiting`` (backing off, ``wait`` seconds left) or ``parked (<kind>)``."""
-    where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
-    now = store.read(lambda c: c.clock(), default=lease_clock())  # the clock leases are measured with
-    found = []
-    for row in store.rows(_LISTING.format(where=where), params):
-        if row["status"] == "parked":
-            row["state"] = f"parked ({row['parked']})"
-        elif row["next_attempt"] and row["next_attempt"] > now:
-            row["state"] = "waiting"
-            row["wait"] = round(row["next_attempt"] - now, 1)
-        else:
-            row["state"] = "due"
-        found.append(row)
-    return found
-
-
-def pending(store: Store) -> list[dict[str, Any]]:
-    return [r for r in listing(store) if r["status"] == "pending"]
-
-
-def parked(store: Store) -> list[dict[str, Any]]:
-    return [r for r in listing(store) if r["status"] == "parked"]
-
-
-def retry(store: Store, run_id: str | None = None) -> int:
-    """Put parked and backing-off events (of one run) back in line, due now; how many."""
-    if not store.exists():
-        return 0
-    where, params = ("AND run_id = ?", (run_id,)) if run_id else ("", ())
-    return store.write(
-        lambda c: (
-            c.execute(
-                "UPDATE outbox SET status = 'pending', parked = NULL, attempts = 0, first_failed = NULL, "
-                f"next_attempt = NULL WHERE (status = 'parked' OR next_attempt IS NOT NULL) {where}",
-                params,
-            ).rowcount
-        )
-    )
-
-
-def requeue_access(store: Store) -> int:
-    """Put events parked for access (401/403/404/406…) back in line: the address or the token
-    changed, so the refusal may no longer hold; how many."""
-    if not store.exists():
-        return 0
-    return store.write(
-        lambda c: (
-            c.execute(
-                "UPDATE outbox SET status = 'pending', parked = NULL, next_attempt = NULL "
-                "WHERE status = 'parked' AND parked = 'access'"
-            ).rowcount
-        )
-    )
 
 
 def describe(report: FlushReport) -> str:
@@ -493,3 +323,8 @@ def describe(report: FlushReport) -> str:
     elif report.timed_out:
         parts.append("stopped: time limit")
     return "lineage events: " + ", ".join(parts)
+
+
+def describe_backend(report: FlushReport, where: str) -> str:
+    """One line about one backend's part of a flush (``where``: its secret-free description)."""
+    return describe(report).replace("lineage events:", f"lineage events to {where}:", 1)

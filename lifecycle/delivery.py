@@ -2,7 +2,9 @@
 
 Before delivering, the runs a resubmission replaced are closed and recorded transitions are
 turned into events (:mod:`.runs`); then the outbox sends what is due with its retry policy
-(``lineage.retry-*``).  Fail-open: a problem is one log line and ``None``.
+(``lineage.retry-*``), to every backend of the configured transport (one, or each child of a
+``composite``: :mod:`planlineage.emitter.backends`), each within its share of the time.
+Fail-open: a problem is one log line (one per backend that kept events) and ``None``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 from typing import Any
 
 from planlineage.emitter import outbox
-from planlineage.emitter.transports import create_transport
+from planlineage.emitter.backends import Backend, opened
 from planlineage.lifecycle.runs import close_replaced, fail_open, materialize, replay_spooled
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError
@@ -71,18 +73,27 @@ def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.Flush
         stale = _changed(settings)
         kind, options = settings.transport_options()
         policy = outbox.RetryPolicy.from_values(settings.values())
-        with create_transport(kind, options) as transport:
-            report = outbox.deliver_until(
-                store, transport, max(0.0, end - time.monotonic()), policy=policy, stale=stale
-            )
+        with opened(kind, options) as backends:
+            report = outbox.deliver_until(store, backends, max(0.0, end - time.monotonic()), policy=policy, stale=stale)
         if report is None or not report.stale or time.monotonic() >= end:
             break
         settings = Settings(store, settings.environ)
         if not settings.configured():
             return report
     if report is not None and (report.stopped or report.timed_out or report.parked or report.remaining):
-        log.warning("planlineage: %s", outbox.describe(report))
+        _log_behind(report, backends)
     return report
+
+
+def _log_behind(report: outbox.FlushReport, backends: list[Backend]) -> None:
+    """One line for what stays behind: per backend of a composite, naming where it sends."""
+    if not report.backends:
+        log.warning("planlineage: %s", outbox.describe(report))
+        return
+    for backend in backends:
+        part = report.backends.get(backend.name)
+        if part is not None and (part.stopped or part.timed_out or part.parked or part.remaining):
+            log.warning("planlineage: %s", outbox.describe_backend(part, backend.describe()))
 
 
 @fail_open("lineage delivery")
@@ -102,9 +113,9 @@ def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> ou
     materialize(store)
     kind, options = settings.transport_options()
     policy = outbox.RetryPolicy.from_values(settings.values())
-    with create_transport(kind, options) as transport:
+    with opened(kind, options) as backends:
         left = max(0.0, end - time.monotonic())
-        report = outbox.deliver_pending(store, transport, left, policy=policy, stale=_changed(settings))
+        report = outbox.deliver_pending(store, backends, left, policy=policy, stale=_changed(settings))
     if report.stopped or report.timed_out or report.parked:
-        log.warning("planlineage: %s", outbox.describe(report))
+        _log_behind(report, backends)
     return report

@@ -66,6 +66,36 @@ _SHARED_SETTINGS = """CREATE TABLE IF NOT EXISTS settings (
     updated TEXT NOT NULL
 )"""
 
+# Step 6: the outbox with a backend per row (SQLite rebuilds the table: its UNIQUE and CHECK change).
+_PARKED_KINDS = "parked IS NULL OR parked IN ('access', 'event', 'capped', 'backend')"
+_OUTBOX_PER_BACKEND = f"""CREATE TABLE outbox (
+    id           {{serial}},
+    backend      TEXT NOT NULL DEFAULT '',
+    run_id       TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    event_type   TEXT NOT NULL,
+    job_name     TEXT NOT NULL,
+    payload      TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'parked')),
+    parked       TEXT CHECK ({_PARKED_KINDS}),
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    first_failed {{float}},
+    next_attempt {{float}},
+    last_error   TEXT,
+    created      TEXT NOT NULL,
+    claimed_by   TEXT,
+    claim_until  {{float}},
+    UNIQUE (backend, run_id, job_name, event_type)
+)"""
+_OUTBOX_V5_COLUMNS = (
+    "id, run_id, seq, event_type, job_name, payload, status, parked, attempts, first_failed, next_attempt, "
+    "last_error, created, claimed_by, claim_until"
+)
+_OUTBOX_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, backend, id)",
+    "CREATE INDEX IF NOT EXISTS outbox_run ON outbox (backend, run_id, seq)",
+)
+
 MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] = [
     (
         1,
@@ -193,6 +223,35 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] 
         "past runs a platform recorded that were reported (history replay and live watchers)",
         # planlineage.history.ledger documents it: a second replay and a live watcher skip them.
         (HISTORY_RUNS,),
+    ),
+    (
+        6,
+        "the outbox per backend: one delivery cursor per transport of a composite",
+        {
+            # A row's backend is the name of the composite transport it goes to; '' is an event
+            # queued for whichever transport is configured (planlineage.emitter.outbox_rows fans it
+            # out).  Every row before this step keeps '', so a single transport delivers it as before.
+            SQLITE: (
+                "ALTER TABLE outbox RENAME TO outbox_v5",
+                "DROP INDEX IF EXISTS outbox_pending",
+                "DROP INDEX IF EXISTS outbox_run",
+                _OUTBOX_PER_BACKEND,
+                *_OUTBOX_INDEXES,
+                f"INSERT INTO outbox ({_OUTBOX_V5_COLUMNS}, backend) SELECT {_OUTBOX_V5_COLUMNS}, '' FROM outbox_v5",
+                "DROP TABLE outbox_v5",
+            ),
+            POSTGRESQL: (
+                "ALTER TABLE outbox ADD COLUMN backend TEXT NOT NULL DEFAULT ''",
+                "ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_run_id_job_name_event_type_key",
+                "ALTER TABLE outbox ADD CONSTRAINT outbox_backend_run_id_job_name_event_type_key "
+                "UNIQUE (backend, run_id, job_name, event_type)",
+                "ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_parked_check",
+                f"ALTER TABLE outbox ADD CONSTRAINT outbox_parked_check CHECK ({_PARKED_KINDS})",
+                "DROP INDEX IF EXISTS outbox_pending",
+                "DROP INDEX IF EXISTS outbox_run",
+                *_OUTBOX_INDEXES,
+            ),
+        },
     ),
 ]
 

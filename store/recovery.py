@@ -124,7 +124,8 @@ def copy_into(conn: sqlite3.Connection, salvaged: dict[str, list[dict[str, Any]]
             parked = "capped"
         values = [row.get(c) for c in _OUTBOX_COLUMNS] + ["parked" if parked else "pending", parked]
         values[6] = values[6] or 0
-        columns = [*_OUTBOX_COLUMNS, "status", "parked"]
+        values.append(row.get("backend") or "")  # a store from before backends: the queued event
+        columns = [*_OUTBOX_COLUMNS, "status", "parked", "backend"]
         marks = ",".join("?" * len(columns))
         cursor = conn.execute(f"INSERT OR IGNORE INTO outbox ({','.join(columns)}) VALUES ({marks})", values)
         events += cursor.rowcount

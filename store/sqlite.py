@@ -19,9 +19,11 @@ PostgreSQL backend; the file's ``PRAGMA user_version`` is the step reached)
 pending JSON, created, updated)`` — the current run of each platform application.
 ``closing(run_id, app_id, job_name, namespace, lineage, sql, pending, abort, created, closed_at)``
 — runs a resubmission replaced: their recorded transitions, then ABORT if still open.
-``outbox(id, run_id, seq, event_type, job_name, payload JSON, status pending|parked, parked
-access|event|capped, attempts, first_failed, next_attempt, last_error, created, claimed_by,
-claim_until)`` with ``UNIQUE(run_id, job_name, event_type)`` (see :mod:`planlineage.emitter.outbox`).
+``outbox(id, backend, run_id, seq, event_type, job_name, payload JSON, status pending|parked, parked
+access|event|capped|backend, attempts, first_failed, next_attempt, last_error, created, claimed_by,
+claim_until)`` with ``UNIQUE(backend, run_id, job_name, event_type)``: one row per event and
+backend of a composite transport, ``''`` before it is fanned out (see
+:mod:`planlineage.emitter.outbox` and :mod:`planlineage.emitter.outbox_rows`).
 ``compile_jobs`` and ``leaders``: leases (:mod:`planlineage.lifecycle.compile_jobs`,
 :mod:`planlineage.store.leadership`), used by the shared PostgreSQL store.
 """

@@ -1,0 +1,128 @@
+"""What the outbox holds, for people and for the delivery loop: counts, listings, putting back in line.
+
+Every function here takes an optional ``backend`` (a composite transport's name; ``''`` is the
+single transport and events not yet fanned out, see :mod:`.outbox_rows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from planlineage.clock import lease_clock
+from planlineage.store.sqlite import Store
+
+
+def _filters(run_id: str | None, backend: str | None) -> tuple[str, tuple]:
+    clauses, params = [], []
+    if run_id:
+        clauses.append("run_id = ?")
+        params.append(run_id)
+    if backend is not None:
+        clauses.append("backend = ?")
+        params.append(backend)
+    return " AND ".join(clauses), tuple(params)
+
+
+def count_pending(store: Store, backend: str | None = None) -> int:
+    where, params = _filters(None, backend)
+    query = "SELECT COUNT(*) FROM outbox WHERE status = 'pending'" + (f" AND {where}" if where else "")
+    return store.read(lambda c: c.execute(query, params).fetchone()[0], default=0)
+
+
+def count_parked(store: Store) -> int:
+    return store.read(
+        lambda c: c.execute("SELECT COUNT(*) FROM outbox WHERE status = 'parked'").fetchone()[0],
+        default=0,
+    )
+
+
+def counts(store: Store) -> tuple[int, int, dict[str, int]]:
+    """Pending, parked, and pending per backend, in one read (what a pass reports at its end)."""
+
+    def read(conn) -> tuple[int, int, dict[str, int]]:
+        rows = conn.execute("SELECT backend, status, COUNT(*) AS n FROM outbox GROUP BY backend, status").fetchall()
+        per_backend = {r["backend"]: int(r["n"]) for r in rows if r["status"] == "pending"}
+        parked_rows = sum(int(r["n"]) for r in rows if r["status"] == "parked")
+        return sum(per_backend.values()), parked_rows, per_backend
+
+    return store.read(read, default=(0, 0, {}))
+
+
+def next_due(store: Store, skip: Iterable[str] = ()) -> float | None:
+    """Seconds until the next waiting event is due (0 when one is due now), None if none waits;
+    the rows of the backends in ``skip`` (those found unavailable) are not counted."""
+    skipped = list(skip)
+    query = "SELECT MIN(COALESCE(next_attempt, 0)) FROM outbox WHERE status = 'pending'"
+    if skipped:
+        query += f" AND backend NOT IN ({','.join('?' * len(skipped))})"
+    when, now = store.read(
+        lambda c: (c.execute(query, tuple(skipped)).fetchone()[0], c.clock()),
+        default=(None, None),
+    )
+    return None if when is None else max(0.0, when - now)
+
+
+_LISTING = (
+    "SELECT id, backend, run_id, seq, job_name, event_type, status, parked, attempts, next_attempt, last_error, "
+    "created FROM outbox {where} ORDER BY run_id, seq, backend"
+)
+
+
+def listing(store: Store, run_id: str | None = None, backend: str | None = None) -> list[dict[str, Any]]:
+    """Every undelivered event (of one run, at one backend), in order per run, with ``state``:
+    ``due``, ``waiting`` (backing off, ``wait`` seconds left) or ``parked (<kind>)``."""
+    where, params = _filters(run_id, backend)
+    now = store.read(lambda c: c.clock(), default=lease_clock())  # the clock leases are measured with
+    found = []
+    for row in store.rows(_LISTING.format(where=f"WHERE {where}" if where else ""), params):
+        if row["status"] == "parked":
+            row["state"] = f"parked ({row['parked']})"
+        elif row["next_attempt"] and row["next_attempt"] > now:
+            row["state"] = "waiting"
+            row["wait"] = round(row["next_attempt"] - now, 1)
+        else:
+            row["state"] = "due"
+        found.append(row)
+    return found
+
+
+def pending(store: Store) -> list[dict[str, Any]]:
+    return [r for r in listing(store) if r["status"] == "pending"]
+
+
+def parked(store: Store) -> list[dict[str, Any]]:
+    return [r for r in listing(store) if r["status"] == "parked"]
+
+
+def retry(store: Store, run_id: str | None = None, backend: str | None = None) -> int:
+    """Put parked and backing-off events (of one run, at one backend) back in line, due now; how
+    many.  A row whose backend is no longer configured is parked again by the next pass."""
+    if not store.exists():
+        return 0
+    where, params = _filters(run_id, backend)
+    return store.write(
+        lambda c: (
+            c.execute(
+                "UPDATE outbox SET status = 'pending', parked = NULL, attempts = 0, first_failed = NULL, "
+                "next_attempt = NULL WHERE (status = 'parked' OR next_attempt IS NOT NULL)"
+                + (f" AND {where}" if where else ""),
+                params,
+            ).rowcount
+        )
+    )
+
+
+def requeue_access(store: Store) -> int:
+    """Put events parked for access (401/403/404/406…) back in line: the address or the token
+    changed, so the refusal may no longer hold; how many."""
+    if not store.exists():
+        return 0
+    return store.write(
+        lambda c: (
+            c.execute(
+                "UPDATE outbox SET status = 'pending', parked = NULL, next_attempt = NULL "
+                "WHERE status = 'parked' AND parked = 'access'"
+            ).rowcount
+        )
+    )
