@@ -59,7 +59,7 @@ def running_warm_planners(provisioned: Provisioned) -> int:
     """How many warm planners of this version answer (0 or 1: one per version and user)."""
     minor = provisioned.flink.minor
     for info in warm.status():
-        if info.get("state") == "running" and info.get("socket", "").endswith(f"flink-{minor}.sock"):
+        if info.get("state") == "running" and info.get("socket", "").endswith(warm.socket_name(minor)):
             return 1
     return 0
 

@@ -34,6 +34,7 @@ from planlineage.planner.warm_client import (
     compile_warm,
     idle_marker,
     planner_dir,
+    socket_name,
     socket_path,
     status,
     stop,
@@ -49,6 +50,7 @@ __all__ = [
     "compile_warm",
     "planner_dir",
     "serve",
+    "socket_name",
     "socket_path",
     "start",
     "status",
@@ -226,7 +228,7 @@ def start(version: str | None, limits: Limits, idle_seconds: float, wait: float 
         return call(path, {"op": "status"}, 5.0)  # already running
     except (OSError, ValueError, WarmPlannerError):
         path.unlink(missing_ok=True)
-    log_path = planner_dir() / f"flink-{minor}.log"
+    log_path = path.with_suffix(".log")
     command = [
         sys.executable,
         "-P",  # a planlineage/ folder in the working directory must not shadow the package

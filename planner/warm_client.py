@@ -49,8 +49,38 @@ def planner_dir(create: bool = False) -> Path:
     return folder
 
 
+#: The Flink cache's variable (planner.provision.CACHE_ENV, not imported: provisioning is heavy).
+_FLINK_CACHE_ENV = "PLANLINEAGE_FLINK_CACHE"
+_installation: dict[str, str] = {}
+
+
+def installation() -> str:
+    """Which installation a warm planner belongs to: this module's own file (one per install or
+    virtualenv) and the Flink cache it compiles from. The sockets' folder is shared by every
+    installation of the user, and a planner started by another one (another version of
+    planlineage, another cache, a machine's other Java) must never answer this one's jobs."""
+    cache = os.environ.get(_FLINK_CACHE_ENV, "")
+    key = _installation.get(cache)
+    if key is None:
+        import hashlib
+
+        seed = f"{Path(__file__).resolve()}\0{cache}".encode("utf-8", "surrogateescape")
+        key = _installation[cache] = hashlib.sha256(seed).hexdigest()[:10]
+    return key
+
+
+def socket_name(minor: str) -> str:
+    """The file name of this installation's warm planner's socket of a version."""
+    return f"flink-{minor}-{installation()}.sock"
+
+
 def socket_path(minor: str) -> Path:
-    return planner_dir() / f"flink-{minor}.sock"
+    """The socket of this installation's warm planner of a version (short: a socket path is ~100 bytes at most)."""
+    return planner_dir() / socket_name(minor)
+
+
+def _own_sockets(folder: Path) -> list[Path]:
+    return sorted(folder.glob(f"flink-*-{installation()}.sock")) if folder.exists() else []
 
 
 # --- the client side ----------------------------------------------------------------------
@@ -192,13 +222,14 @@ def _notice_idle_stop(path: Path, minor: str) -> None:
 
 
 def status() -> list[dict]:
-    """What every reachable warm planner says about itself; stale sockets are reported as such."""
+    """What every reachable warm planner of this installation says about itself; stale sockets are
+    reported as such."""
     try:
         folder = planner_dir()
     except WarmPlannerError as error:
         return [{"error": str(error)}]
     found = []
-    for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
+    for path in _own_sockets(folder):
         try:
             found.append(call(path, {"op": "status"}, 5.0))
         except (OSError, ValueError, WarmPlannerError):
@@ -207,11 +238,11 @@ def status() -> list[dict]:
 
 
 def stop(minor: str | None = None) -> int:
-    """Stops the warm planner of a version (or every one); how many were stopped."""
+    """Stops this installation's warm planner of a version (or every one); how many were stopped."""
     folder = planner_dir()
     stopped = 0
-    for path in sorted(folder.glob("flink-*.sock")) if folder.exists() else []:
-        if minor and path.name != f"flink-{minor}.sock":
+    for path in _own_sockets(folder):
+        if minor and path.name != socket_name(minor):
             continue
         try:
             call(path, {"op": "stop"}, 10.0)

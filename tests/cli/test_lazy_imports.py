@@ -188,8 +188,10 @@ def test_warm_extract_is_a_thin_client_of_the_warm_planner(clean_env, tmp_path):
     import threading
 
     folder = Path(tempfile.mkdtemp(prefix="pl-thin-"))  # socket paths are short: not under tmp_path
+    from planlineage.planner.warm_client import socket_name
+
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(folder / "flink-1.20.sock"))
+    server.bind(str(folder / socket_name("1.20")))  # this installation's
     server.listen(1)
     asked = []
 

@@ -37,7 +37,7 @@ def worker_dir(tmp_path, monkeypatch):
 
 
 def status_of(minor):
-    (info,) = [w for w in warm.status() if w.get("socket", "").endswith(f"flink-{minor}.sock")]
+    (info,) = [w for w in warm.status() if w.get("socket", "").endswith(warm.socket_name(minor))]
     return info
 
 

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from planlineage.lifecycle import planner_pool
-from planlineage.planner import provision
+from planlineage.planner import provision, warm_client
 from planlineage.planner.warm import Limits, SelfHealingPlanner
 
 REQUEST = {"statements": ["INSERT INTO sink SELECT id FROM orders"]}
@@ -67,7 +67,7 @@ def _warm_planner(path: Path, received: list) -> threading.Thread:
 
 def test_a_running_warm_planner_answers_and_no_jvm_of_the_pool_starts(sockets):
     received: list = []
-    thread = _warm_planner(sockets / "flink-1.20.sock", received)
+    thread = _warm_planner(sockets / warm_client.socket_name("1.20"), received)
     started: list = []
     assert _slot(started).compile(REQUEST) == ANSWER
     thread.join(10)

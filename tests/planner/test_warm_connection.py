@@ -79,7 +79,7 @@ class FakeWarmPlanner:
 
 
 def test_compiles_of_one_process_share_one_connection(sockets):
-    fake = FakeWarmPlanner(sockets / "flink-1.20.sock")
+    fake = FakeWarmPlanner(sockets / warm_client.socket_name("1.20"))
     try:
         answers = [warm_client.compile_warm("1.20", {"job": n}, 5.0) for n in range(3)]
         assert [a["job"] for a in answers] == [0, 1, 2]
@@ -89,7 +89,7 @@ def test_compiles_of_one_process_share_one_connection(sockets):
 
 
 def test_a_kept_connection_the_planner_closed_is_replaced_once(sockets):
-    fake = FakeWarmPlanner(sockets / "flink-1.20.sock", lines_per_connection=1)
+    fake = FakeWarmPlanner(sockets / warm_client.socket_name("1.20"), lines_per_connection=1)
     try:
         first = warm_client.compile_warm("1.20", {"job": "a"}, 5.0)
         second = warm_client.compile_warm("1.20", {"job": "b"}, 5.0)
@@ -100,7 +100,7 @@ def test_a_kept_connection_the_planner_closed_is_replaced_once(sockets):
 
 
 def test_a_connection_that_timed_out_is_not_reused(sockets):
-    fake = FakeWarmPlanner(sockets / "flink-1.20.sock", slow_job="slow", delay=0.5)
+    fake = FakeWarmPlanner(sockets / warm_client.socket_name("1.20"), slow_job="slow", delay=0.5)
     try:
         assert warm_client.compile_warm("1.20", {"job": "slow"}, 0.2) is None  # too late: the cold path answers
         time.sleep(0.6)  # the late answer has been written on the old connection by now
@@ -111,9 +111,40 @@ def test_a_connection_that_timed_out_is_not_reused(sockets):
 
 
 def test_a_kept_connection_to_a_planner_that_died_leaves_the_job_to_the_cold_path(sockets):
-    fake = FakeWarmPlanner(sockets / "flink-1.20.sock")
+    fake = FakeWarmPlanner(sockets / warm_client.socket_name("1.20"))
     assert warm_client.compile_warm("1.20", {"job": 1}, 5.0)["ok"]
     fake.close()  # no longer listening; its socket file is left behind, as by a killed worker
     for conn in list(warm_client._kept.values()):
         conn.sock.shutdown(socket.SHUT_RDWR)  # its end of the kept connection is gone too
     assert warm_client.compile_warm("1.20", {"job": 2}, 5.0) is None
+
+
+def test_a_warm_planner_of_another_installation_is_never_asked(sockets, monkeypatch):
+    """The sockets' folder is the user's, shared by every installation: a planner another
+    installation started (another virtualenv, another Flink cache, another Java) compiled this
+    one's jobs, so a fresh install without Java extracted through it."""
+    monkeypatch.setenv("PLANLINEAGE_FLINK_CACHE", str(sockets / "their-cache"))
+    theirs = warm_client.socket_path("1.20")  # what the other installation listens on
+    monkeypatch.setenv("PLANLINEAGE_FLINK_CACHE", str(sockets / "my-cache"))
+    fake = FakeWarmPlanner(theirs)
+    try:
+        assert warm_client.compile_warm("1.20", {"job": 1}, 2.0) is None  # the cold path answers
+        assert warm_client.extract_warm("1.20", {"job": 1}, 2.0) is None
+        assert warm_client.status() == []
+        assert warm_client.stop("1.20") == 0
+        assert fake.connections == 0
+    finally:
+        fake.close()
+
+
+def test_another_virtualenv_is_another_installation(monkeypatch):
+    mine = warm_client.installation()
+    monkeypatch.setattr(warm_client, "_installation", {})
+    monkeypatch.setattr(warm_client, "__file__", "/opt/other-venv/site-packages/planlineage/planner/warm_client.py")
+    assert warm_client.installation() != mine
+
+
+def test_the_installation_key_reads_the_flink_cache_variable_provisioning_reads():
+    from planlineage.planner import provision
+
+    assert warm_client._FLINK_CACHE_ENV == provision.CACHE_ENV
