@@ -1,4 +1,10 @@
-"""`planlineage settings set|get|unset|list`: the lineage settings (planlineage.settings)."""
+"""`planlineage settings set|get|unset|list`: the lineage settings (planlineage.settings).
+
+`list` shows where the active transport came from: planlineage's own settings (``env``,
+``store``, ...), or OpenLineage's configuration (``openlineage.yml: <path>``,
+``OPENLINEAGE__TRANSPORT__*``, ``OPENLINEAGE_URL``) with that transport's options on the line
+``openlineage.transport``, their secrets masked; ``OPENLINEAGE_DISABLED=true`` when it silences all.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ def cmd_settings(args) -> int:
             raw = args.value
             if raw == "-":  # from stdin: a value on the command line is readable by other local users
                 raw = sys.stdin.readline().rstrip("\r\n")
+            if args.key == "lineage.transport":
+                _check_library_kind(raw)
             stored = settings.set(args.key, raw)
             print(f"{args.key} = {masked(args.key, stored)}")
         elif args.settings_command == "unset":
@@ -32,7 +40,7 @@ def cmd_settings(args) -> int:
             print(masked(args.key, value))  # secrets and URL credentials never printed back
         else:
             for key, (value, origin) in settings.list_masked().items():
-                print(f"{key:<24} {value:<40} ({origin})")
+                print(f"{key:<26} {value:<40} ({origin})")
             for notice in home.notices():  # the state of the store, reported where people look
                 print(f"! {notice['message']}")
                 home.mark_said(notice["message"])
@@ -52,6 +60,28 @@ def cmd_settings(args) -> int:
         )
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _check_library_kind(raw: str) -> None:
+    """A transport name planlineage does not build itself must be one openlineage-python's factory
+    knows (a dotted class path is imported where events are sent, not here)."""
+    from planlineage.emitter.transport_kinds import TRANSPORT_KINDS, check_kind
+    from planlineage.settings import SettingError
+
+    try:
+        kind = check_kind(raw)
+    except ValueError as error:
+        raise SettingError(f"lineage.transport: {error}") from None
+    if not kind or kind in TRANSPORT_KINDS or "." in kind:
+        return
+    from planlineage.emitter.transports.openlineage import known_kinds
+
+    known = known_kinds()
+    if kind not in known:
+        raise SettingError(
+            f"lineage.transport: {kind!r} is not a transport planlineage or openlineage-python builds "
+            f"({', '.join([*TRANSPORT_KINDS, *known])}); a transport of your own: its dotted class path"
+        )
 
 
 def configure(name: str, parser) -> None:

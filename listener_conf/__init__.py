@@ -17,6 +17,11 @@ Flink: only when ``lineage.flink-listener`` is true and the Flink version knows 
 version's ``flink-dist`` jar, checked by a test), the listener factory of openlineage-flink and its
 ``openlineage.*`` transport keys.  A listener class the cluster lacks breaks job start-up, so
 nothing is ever added unless the user turned the toggle on.
+
+The transport: planlineage's own (gravitino or http at ``lineage.address``), or, when the active
+transport comes from OpenLineage's configuration (``openlineage.yml``, ``OPENLINEAGE__*``,
+``OPENLINEAGE_URL``) and is ``http`` or ``kafka``, that one mirrored in the keys the Java client
+reads (:mod:`planlineage.listener_conf.mirror`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from planlineage import openlineage_config
 from planlineage.emitter.transports.base import GRAVITINO_ENDPOINT, HTTP_ENDPOINT, HTTP_KINDS
+from planlineage.listener_conf import mirror
 from planlineage.listener_conf import syntax as conf_syntax
 from planlineage.listener_conf.syntax import parse_properties, yaml_keys  # noqa: F401 - the readers, re-exported
 from planlineage.settings import namespace_of
@@ -45,9 +52,17 @@ def _value(values: Values, key: str) -> str | None:
     return values.get(key, (None, "default"))[0]
 
 
-def _transport(values: Values, warn: Warn) -> tuple[str, str, str | None] | None:
-    """``(url, endpoint, token)`` a cluster can send to, or None (with one line of why)."""
-    kind = (_value(values, "lineage.transport") or "gravitino").lower()
+def _transport(values: Values, warn: Warn) -> list[tuple[str, str]] | None:
+    """The ``transport.*`` entries (without their prefix) of where a cluster can send, or None
+    (with one line of why)."""
+    kind, origin = values.get("lineage.transport", ("gravitino", "default"))
+    kind = kind or "gravitino"
+    if openlineage_config.is_openlineage_origin(origin):
+        options = json.loads(_value(values, openlineage_config.TRANSPORT_KEY) or "{}")
+        entries = mirror.java_transport(options)
+        if entries is None:
+            warn(f"the {kind} transport ({origin}) cannot be used by a cluster listener; nothing added")
+        return entries
     address = _value(values, "lineage.address")
     if kind not in HTTP_KINDS or not address:
         warn(f"the {kind} lineage transport cannot be used by a cluster listener; nothing added")
@@ -56,7 +71,11 @@ def _transport(values: Values, warn: Warn) -> tuple[str, str, str | None] | None
         endpoint = "/" + GRAVITINO_ENDPOINT
     else:
         endpoint = "/" + (_value(values, "lineage.endpoint") or HTTP_ENDPOINT).lstrip("/")
-    return address.rstrip("/"), endpoint, _value(values, "lineage.token") or None
+    entries = [("type", "http"), ("url", address.rstrip("/")), ("endpoint", endpoint)]
+    token = _value(values, "lineage.token")
+    if token:
+        entries += [("auth.type", "api_key"), ("auth.apiKey", token)]
+    return entries
 
 
 def flink_knows_listener_option(version: str | None) -> bool:
@@ -88,7 +107,6 @@ def listener_entries(
     transport = _transport(values, warn)
     if transport is None:
         return []
-    url, endpoint, token = transport
     entries: list[tuple[str, str]] = []
     listeners = existing.get(listener.option)
     if listeners is None:
@@ -102,16 +120,7 @@ def listener_entries(
     if any(k.startswith(transport_prefix) for k in existing):
         warn(f"the application sets {transport_prefix}* itself; its transport is left as is")
     else:
-        entries += [
-            (transport_prefix + "type", "http"),
-            (transport_prefix + "url", url),
-            (transport_prefix + "endpoint", endpoint),
-        ]
-        if token:
-            entries += [
-                (transport_prefix + "auth.type", "api_key"),
-                (transport_prefix + "auth.apiKey", token),
-            ]
+        entries += [(transport_prefix + key, value) for key, value in transport]
     entries.append((listener.prefix + listener.namespace_key, namespace_of(values)))
     return entries
 

@@ -14,7 +14,9 @@ from planlineage.emitter.transport_kinds import HTTP_ENDPOINT, TRANSPORT_KINDS
 SETTINGS_FILE = "settings.json"
 
 #: Keys whose change may cure a refusal of access: events parked for it are requeued.
-REQUEUE_KEYS = frozenset({"lineage.address", "lineage.token", "lineage.endpoint", "lineage.transport"})
+REQUEUE_KEYS = frozenset(
+    {"lineage.address", "lineage.token", "lineage.endpoint", "lineage.transport", "lineage.transport-options"}
+)
 
 
 class Setting(NamedTuple):
@@ -45,7 +47,17 @@ SETTINGS: dict[str, Setting] = {
         Setting("lineage.profile", None, "naming profile"),
         Setting("lineage.metalake", None, "Gravitino metalake (job namespace when none is set)"),
         Setting("lineage.rules", None, "path of a naming rules file"),
-        Setting("lineage.transport", "gravitino", "where events go", choices=TRANSPORT_KINDS),
+        Setting(
+            "lineage.transport",
+            "gravitino",
+            f"where events go: {', '.join(TRANSPORT_KINDS)}, or a kind openlineage-python builds (kafka, a class path)",
+        ),
+        Setting(
+            "lineage.transport-options",
+            None,
+            "JSON options of a kind openlineage-python builds (over OpenLineage's configuration of that kind)",
+            secret=True,
+        ),
         Setting("lineage.endpoint", None, f"endpoint path of the http transport ({HTTP_ENDPOINT})"),
         Setting("lineage.file", None, "file the file transport appends events to"),
         Setting("lineage.store", None, "state store URL of this node (postgresql://…); none: SQLite", local=True),

@@ -14,9 +14,12 @@ then holds only what is per node: ``lineage.store``, the store URL itself (envir
 Precedence: environment (``PLANLINEAGE_`` + key upper-cased, ``.``/``-`` → ``_``, e.g.
 ``PLANLINEAGE_LINEAGE_ADDRESS``) > stored value > default.  Reading never creates the store.
 
+OpenLineage's own configuration (:mod:`planlineage.openlineage_config`) comes after these: its
+transport is used when these name none; ``OPENLINEAGE_DISABLED=true`` silences everything.
+
 ``configured()`` is the one switch of the promise "nothing until configured": it is true only
-when an address is set (gravitino/http transports), or a file transport with its file, or the
-console transport was chosen explicitly.
+when an address is set (gravitino/http transports), or a file transport with its file, or another
+kind was chosen explicitly, or OpenLineage's configuration names a transport (never when disabled).
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from planlineage import home, lazylog
+from planlineage import home, lazylog, openlineage_config
 from planlineage.clock import utc_now
-from planlineage.emitter.transport_kinds import HTTP_ENDPOINT, HTTP_KINDS, TRANSPORT_KINDS
+from planlineage.emitter.transport_kinds import BUILTIN, HTTP_ENDPOINT, HTTP_KINDS, check_kind
 from planlineage.known_settings import REQUEUE_KEYS, SETTINGS, SETTINGS_FILE, Setting
 
 log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
@@ -88,6 +91,11 @@ def normalize(key: str, value: str) -> str:
         value = value.lower()
         if value not in setting.choices:
             raise SettingError(f"{key} must be one of {', '.join(setting.choices)}")
+    if key in ("lineage.transport", "lineage.transport-options"):
+        try:
+            return check_kind(value) if key == "lineage.transport" else openlineage_config.check_options(value)
+        except ValueError as error:
+            raise SettingError(f"{key}: {error}") from None
     if key == "lineage.store":
         from planlineage.store import url as store_url
 
@@ -117,6 +125,8 @@ def masked(key: str, value: str | None) -> str:
     """A value safe to print: a secret is never printed back in full."""
     if value is None or value == "":
         return "(unset)"
+    if key in ("lineage.transport-options", openlineage_config.TRANSPORT_KEY):
+        return openlineage_config.masked_text(value)  # the options are shown, their secrets are not
     setting = SETTINGS.get(key)
     if (setting is not None and setting.secret) or "token" in key or "password" in key:
         return value[:4] + "…" if len(value) >= 12 else "…"
@@ -132,14 +142,16 @@ def masked(key: str, value: str | None) -> str:
 def is_configured(values: Mapping[str, tuple[str | None, str]]) -> bool:
     """Whether lineage is on, from ``key -> (value, origin)`` (``Settings.list()``)."""
     kind_value, kind_origin = values["lineage.transport"]
-    kind = (kind_value or "gravitino").lower()
+    if kind_origin == openlineage_config.DISABLED_ORIGIN:
+        return False  # OPENLINEAGE_DISABLED=true: nothing, whatever else is set
+    if openlineage_config.is_openlineage_origin(kind_origin):
+        return True
+    kind = kind_value or "gravitino"
     if kind in HTTP_KINDS:
         return bool(values["lineage.address"][0])
     if kind == "file":
         return bool(values["lineage.file"][0])
-    if kind == "console":
-        return kind_origin != "default"
-    return False
+    return kind_origin != "default"  # console, or a kind openlineage-python builds, named explicitly
 
 
 def namespace_of(values: Mapping[str, tuple[str | None, str]]) -> str:
@@ -424,19 +436,27 @@ class Settings:
             local = self._file_mark()
         except OSError:
             local = None
+        openlineage = openlineage_config.mark(self.environ)  # openlineage.yml and OPENLINEAGE_* too
         if not self._shared():
-            return (local,)
+            return (local, openlineage)
         import hashlib
 
         rows = self.store.read(
             lambda c: sorted((r["key"], r["value"]) for r in c.execute("SELECT key, value FROM settings")), default=[]
         )
-        return (local, hashlib.sha256(json.dumps(rows).encode("utf-8")).hexdigest())
+        return (local, openlineage, hashlib.sha256(json.dumps(rows).encode("utf-8")).hexdigest())
 
     def list(self, keys: Iterable[str] | None = None) -> dict[str, tuple[str | None, str]]:
-        """Every known key → ``(value, origin)``; values are raw (use :func:`masked` to print)."""
+        """Every known key → ``(value, origin)``, raw (:func:`masked` to print), with OpenLineage's
+        configuration over them (:func:`openlineage_config.overlay`)."""
         stored = self.stored()
-        return {k: self.source(k, stored) for k in (keys or SETTINGS)}
+        own = {k: self.source(k, stored) for k in SETTINGS}
+        values, problems = openlineage_config.overlay(own, self.environ, is_configured(own))
+        for problem in problems:
+            if problem not in self.problems:
+                self.problems.append(problem)
+                log.warning("planlineage: %s", problem)
+        return {k: values[k] for k in keys} if keys else values
 
     def values(self) -> dict[str, str | None]:
         """Every known key -> its effective value."""
@@ -447,9 +467,8 @@ class Settings:
 
     # -- derived ---------------------------------------------------------------------------
 
-    def transport_kind(self) -> str:
-        kind = (self.get("lineage.transport") or "gravitino").lower()
-        return kind if kind in TRANSPORT_KINDS else "gravitino"
+    def transport_kind(self) -> str:  # planlineage's own, else OpenLineage's configuration's
+        return self.list()["lineage.transport"][0] or "gravitino"
 
     def configured(self) -> bool:
         return is_configured(self.list())
@@ -458,9 +477,14 @@ class Settings:
         return namespace_of(self.list())
 
     def transport_options(self) -> tuple[str, dict[str, Any]]:
-        """``(kind, options)`` for :func:`planlineage.emitter.transports.create_transport`."""
-        values = {k: v for k, (v, _) in self.list().items()}
-        kind = self.transport_kind()
+        """``(kind, options)`` for :func:`planlineage.emitter.transports.create_transport`; in the
+        library's own options for a kind planlineage does not build itself or one from
+        OpenLineage's configuration (:func:`openlineage_config.library_options`)."""
+        listed = self.list()
+        values = {k: v for k, (v, _) in listed.items()}
+        kind = values["lineage.transport"] or "gravitino"
+        if kind not in BUILTIN or openlineage_config.is_openlineage_origin(listed["lineage.transport"][1]):
+            return openlineage_config.library_options(listed, self.environ)
         if kind == "gravitino":
             return kind, {"address": values["lineage.address"], "token": values["lineage.token"]}
         if kind == "http":

@@ -3,6 +3,11 @@
 Modelled on openlineage-python's transports (``kind`` + ``config_class`` + a factory), but every
 ``send`` answers :data:`Outcome` (:class:`Delivered` / :class:`RetryLater` / :class:`Rejected`)
 instead of raising, so the outbox can decide what to keep.
+
+A kind planlineage does not build itself (``kafka``, a dotted class path, ...), and any kind whose
+options carry the marker ``factory: openlineage`` (a transport from OpenLineage's configuration),
+is built by openlineage-python's own factory behind one adapter
+(:mod:`planlineage.emitter.transports.openlineage`): a new kind needs configuration only.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from planlineage.emitter.transport_kinds import BUILTIN as _BUILTIN
-from planlineage.emitter.transport_kinds import TRANSPORT_KINDS
+from planlineage.emitter.transport_kinds import FACTORY, FACTORY_KEY, TRANSPORT_KINDS
 from planlineage.emitter.transports.base import (
     Config,
     Delivered,
@@ -33,6 +38,7 @@ _EXPORTS = {
     "ConsoleConfig": "console",
     "ConsoleTransport": "console",
 }
+_ADAPTER = "planlineage.emitter.transports.openlineage"
 
 
 class _Registry(MutableMapping):
@@ -64,6 +70,8 @@ TRANSPORTS: MutableMapping[str, type[Transport]] = _Registry()
 
 
 def __getattr__(name: str):
+    if name == "OpenLineageTransport":
+        return importlib.import_module(_ADAPTER).OpenLineageTransport
     if name in _EXPORTS:
         module = importlib.import_module(_BUILTIN[_EXPORTS[name]][0])
         return getattr(module, name)
@@ -71,6 +79,7 @@ def __getattr__(name: str):
 
 
 def transport_class(kind: str) -> type[Transport] | None:
+    """The class planlineage builds ``kind`` with itself (built-in or registered), else None."""
     return TRANSPORTS.get((kind or "").strip().lower())
 
 
@@ -79,14 +88,20 @@ def register_transport(kind: str, transport_class: type[Transport]) -> None:
 
 
 def create_transport(kind: str, options: Mapping[str, Any] | Config | None = None) -> Transport:
-    """Build the transport named ``kind`` from a config object or plain options.
+    """Build the transport named ``kind`` from a config object or plain options: planlineage's own
+    for its kinds, openlineage-python's factory for any other kind or options marked
+    ``factory: openlineage``.
 
     Raises :class:`TransportConfigError` (a secret-free message) when it cannot.
     """
     found = transport_class(kind)
+    library = isinstance(options, Mapping) and options.get(FACTORY_KEY) == FACTORY
+    if library or (found is None and (kind or "").strip() and not isinstance(options, Config)):
+        adapter = importlib.import_module(_ADAPTER).OpenLineageTransport
+        return adapter.of((kind or "").strip(), options)
     if found is None:
         known = ", ".join(sorted(TRANSPORTS))
-        raise TransportConfigError(f"unknown transport {kind!r} (known: {known})")
+        raise TransportConfigError(f"unknown transport {kind!r} (known: {known}, or any openlineage-python kind)")
     config = options
     if not isinstance(options, Config):
         config = found.config_class.from_dict(dict(options or {}))
@@ -108,6 +123,7 @@ __all__ = [
     "GravitinoTransport",
     "HttpConfig",
     "HttpTransport",
+    "OpenLineageTransport",
     "Outcome",
     "Rejected",
     "RetryLater",

@@ -43,6 +43,7 @@ STATE = LISTING | {
     "planlineage.emitter.transport_kinds",
     "planlineage.home",
     "planlineage.known_settings",
+    "planlineage.openlineage_config",
     "planlineage.lifecycle",
     "planlineage.lifecycle.fail_open",
     "planlineage.lifecycle.job_files",

@@ -73,7 +73,9 @@ def test_env_override_from_process_environment(store, monkeypatch):
     [
         ("lineage.unknown", "x"),
         ("lineage.address", "gravitino:8090"),
-        ("lineage.transport", "kafka"),
+        ("lineage.transport", "no such kind"),
+        ("lineage.transport", "my..Transport"),
+        ("lineage.transport-options", "[1, 2]"),
         ("lineage.flink-listener", "maybe"),
     ],
 )
