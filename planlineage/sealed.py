@@ -7,12 +7,21 @@ kept apart from the store, in ``$PLANLINEAGE_HOME/store.key`` (0600, created by 
 Whoever can read the store's rows (a backup, a read-only database user, another application of
 the database) no longer reads the token; whoever can read a node's key file and the store can.
 
-The scheme uses the standard library only, no cipher of its own design beyond composing two
-standard constructions: HMAC-SHA256 as a pseudo-random function in counter mode for the key
-stream (nonce of 16 random bytes), then HMAC-SHA256 over version, setting name, nonce and
-ciphertext (encrypt-then-MAC), with independent keys derived from the 32-byte key by HMAC. A value
-reads ``sealed:v1:<base64url(nonce | ciphertext | tag)>``; a wrong key or an altered value fails
-the tag check and is never returned.
+A value is sealed with AES-256-GCM (the ``cryptography`` package, a maintained AEAD; a fresh
+12-byte nonce each time) and reads ``sealed:v2:<key id>:<base64url(nonce | ciphertext | tag)>``.
+The setting's name and the key id are authenticated with it, so a value moved to another setting
+or altered fails the tag check and is never returned. The key id (8 hex digits of a hash of the
+key, which tells nothing of the key) says which key sealed a value: a node holding another key is
+told so ("sealed with another store key"), and a value whose text was altered or cut is told
+apart from it ("damaged": set it again).
+
+Rotation: the key file (or the variable) may hold several keys, one per line (or separated by
+blanks), the first one current. A value sealed with a later key is opened with it and is due to be
+sealed again with the current one (:func:`needs_reseal`), which the settings do as they read it.
+
+Values sealed by earlier releases (``sealed:v1:``: HMAC-SHA256 in counter mode, then
+HMAC-SHA256 over version, name, nonce and ciphertext) are still read, and are due to be sealed
+again the same way.
 """
 
 from __future__ import annotations
@@ -22,18 +31,29 @@ import binascii
 import hashlib
 import hmac
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-PREFIX = "sealed:v1:"
+PREFIX = "sealed:v2:"  # what seal() writes
+_V1 = "sealed:v1:"
 KEY_FILE = "store.key"
 ENV_NAME = "PLANLINEAGE_STORE_KEY"
-_NONCE = 16
-_TAG = 32
+_NONCE = 12  # AES-GCM's standard nonce size
+_GCM_TAG = 16
+_V1_NONCE = 16
+_V1_TAG = 32
 
 
 class SealError(ValueError):
     """A sealed value that cannot be opened here (message secret-free, says what to do)."""
+
+
+class WrongKey(SealError):
+    """Sealed with a key this node does not hold: copy the key from the node that set it."""
+
+
+class Damaged(SealError):
+    """The sealed text was altered or cut: no key opens it; set the value again."""
 
 
 def key_path(home: Path) -> Path:
@@ -50,22 +70,36 @@ def _decode_key(text: str, where: str) -> bytes:
     return key
 
 
-def load_key(home: Path, environ: Mapping[str, str] | None = None) -> bytes | None:
-    """The key (environment first, then the home's file); None when neither exists."""
+def _decode_keys(text: str, where: str) -> list[bytes]:
+    keys = [_decode_key(part, where) for part in text.split()]
+    if not keys:
+        raise SealError(f"{where} is not a store key (32 bytes in base64); copy it again from the node that made it")
+    return keys
+
+
+def load_keys(home: Path, environ: Mapping[str, str] | None = None) -> list[bytes]:
+    """Every key this node holds, the current one first (environment first, then the home's
+    file); empty when neither exists."""
     environ = os.environ if environ is None else environ
     if environ.get(ENV_NAME):
-        return _decode_key(environ[ENV_NAME], ENV_NAME)
+        return _decode_keys(environ[ENV_NAME], ENV_NAME)
     path = key_path(home)
     try:
         text = path.read_text(encoding="ascii")
         mode = path.stat().st_mode
     except FileNotFoundError:
-        return None
+        return []
     except (OSError, UnicodeDecodeError) as error:
         raise SealError(f"the store key {path} cannot be read ({type(error).__name__})") from None
     if mode & 0o077:
         _warn_readable(path, mode)
-    return _decode_key(text, str(path))
+    return _decode_keys(text, str(path))
+
+
+def load_key(home: Path, environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The current key (the first one held); None when the node holds none."""
+    keys = load_keys(home, environ)
+    return keys[0] if keys else None
 
 
 _warned: set[str] = set()
@@ -97,43 +131,120 @@ def create_key(home: Path) -> bytes:
     return key
 
 
-def _subkey(key: bytes, purpose: bytes) -> bytes:
+def key_id(key: bytes) -> str:
+    """A short name of a key (8 hex digits of a hash of it) that tells which key sealed a value."""
+    return hashlib.sha256(b"planlineage store key id\0" + key).hexdigest()[:8]
+
+
+def is_sealed(value: str | None) -> bool:
+    return value is not None and value.startswith((PREFIX, _V1))
+
+
+def _keys(keys: bytes | Sequence[bytes]) -> list[bytes]:
+    return [keys] if isinstance(keys, bytes) else list(keys)
+
+
+def _aad(name: str, kid: str) -> bytes:
+    return b"planlineage sealed v2\0" + name.encode("utf-8") + b"\0" + kid.encode("ascii")
+
+
+def _aesgcm():
+    try:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    except ImportError:
+        raise SealError(
+            "sealed settings need the cryptography package, which is not installed: pip install 'planlineage[postgres]'"
+        ) from None
+    return AESGCM
+
+
+def seal(name: str, value: str, key: bytes) -> str:
+    """``value`` of the setting ``name`` sealed with ``key``."""
+    AESGCM = _aesgcm()  # noqa: N806 - the class, loaded only where a value is sealed
+    kid = key_id(key)
+    nonce = os.urandom(_NONCE)
+    sealed = nonce + AESGCM(key).encrypt(nonce, value.encode("utf-8"), _aad(name, kid))
+    return f"{PREFIX}{kid}:{base64.urlsafe_b64encode(sealed).decode('ascii')}"
+
+
+def _damaged(name: str) -> Damaged:
+    return Damaged(
+        f"{name} in the shared store is damaged (its sealed text was altered or cut): "
+        f"set it again with `planlineage settings set {name} -`"
+    )
+
+
+def _b64(text: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(text.encode("ascii"))
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return b""
+
+
+def unseal(name: str, sealed: str, keys: bytes | Sequence[bytes]) -> str:
+    """The value sealed by :func:`seal` for ``name``, opened with whichever of ``keys`` sealed
+    it; :class:`WrongKey` when none of them did, :class:`Damaged` when the text was altered."""
+    held = _keys(keys)
+    if sealed.startswith(_V1):
+        return _unseal_v1(name, sealed, held)
+    kid, _, body = sealed[len(PREFIX) :].partition(":")
+    token = _b64(body)
+    if not sealed.startswith(PREFIX) or len(kid) != 8 or len(token) < _NONCE + _GCM_TAG:
+        raise _damaged(name)
+    key = next((k for k in held if key_id(k) == kid), None)
+    if key is None:
+        mine = ", ".join(key_id(k) for k in held) or "none"
+        raise WrongKey(f"{name} in the shared store was sealed with another store key (key id {kid}; this node's: {mine})")
+    AESGCM = _aesgcm()  # noqa: N806 - the class, loaded only where a value is opened
+    from cryptography.exceptions import InvalidTag
+
+    try:
+        plain = AESGCM(key).decrypt(token[:_NONCE], token[_NONCE:], _aad(name, kid))
+    except InvalidTag:
+        raise _damaged(name) from None
+    return plain.decode("utf-8")
+
+
+def needs_reseal(sealed: str, keys: bytes | Sequence[bytes]) -> bool:
+    """Whether an opened value should be sealed again with the current key: sealed by an earlier
+    release (v1), or with a key that is no longer the first one held (a rotation)."""
+    held = _keys(keys)
+    if not held or not is_sealed(sealed):
+        return False
+    if sealed.startswith(_V1):
+        return True
+    return sealed[len(PREFIX) :].partition(":")[0] != key_id(held[0])
+
+
+# -- values sealed by earlier releases (read only) -------------------------------------------
+
+
+def _v1_subkey(key: bytes, purpose: bytes) -> bytes:
     return hmac.new(key, b"planlineage sealed v1 " + purpose, hashlib.sha256).digest()
 
 
-def _stream(key: bytes, nonce: bytes, size: int) -> bytes:
-    encryption = _subkey(key, b"stream")
+def _v1_stream(key: bytes, nonce: bytes, size: int) -> bytes:
+    encryption = _v1_subkey(key, b"stream")
     blocks = (size + 31) // 32
     return b"".join(hmac.new(encryption, nonce + i.to_bytes(8, "big"), hashlib.sha256).digest() for i in range(blocks))[
         :size
     ]
 
 
-def _tag(key: bytes, name: str, nonce: bytes, ciphertext: bytes) -> bytes:
+def _v1_tag(key: bytes, name: str, nonce: bytes, ciphertext: bytes) -> bytes:
     message = b"v1\0" + name.encode() + b"\0" + nonce + ciphertext
-    return hmac.new(_subkey(key, b"tag"), message, hashlib.sha256).digest()
+    return hmac.new(_v1_subkey(key, b"tag"), message, hashlib.sha256).digest()
 
 
-def is_sealed(value: str | None) -> bool:
-    return value is not None and value.startswith(PREFIX)
+def _unseal_v1(name: str, sealed: str, keys: list[bytes]) -> str:
+    token = _b64(sealed[len(_V1) :])
+    if len(token) < _V1_NONCE + _V1_TAG:
+        raise _damaged(name)
+    nonce, ciphertext, tag = token[:_V1_NONCE], token[_V1_NONCE:-_V1_TAG], token[-_V1_TAG:]
+    for key in keys:
+        if hmac.compare_digest(tag, _v1_tag(key, name, nonce, ciphertext)):
+            stream = _v1_stream(key, nonce, len(ciphertext))
+            return bytes(a ^ b for a, b in zip(ciphertext, stream, strict=True)).decode("utf-8")
+    # a v1 value names no key: another key and an altered text cannot be told apart
+    raise WrongKey(f"{name} in the shared store was sealed with another store key, or its text was altered")
 
-
-def seal(name: str, value: str, key: bytes) -> str:
-    """``value`` of the setting ``name`` sealed with ``key``."""
-    plain = value.encode("utf-8")
-    nonce = os.urandom(_NONCE)
-    ciphertext = bytes(a ^ b for a, b in zip(plain, _stream(key, nonce, len(plain)), strict=True))
-    token = nonce + ciphertext + _tag(key, name, nonce, ciphertext)
-    return PREFIX + base64.urlsafe_b64encode(token).decode("ascii")
-
-
-def unseal(name: str, sealed: str, key: bytes) -> str:
-    """The value sealed by :func:`seal` for ``name``; :class:`SealError` for any other key or text."""
-    try:
-        token = base64.urlsafe_b64decode(sealed[len(PREFIX) :].encode("ascii"))
-    except (binascii.Error, ValueError, UnicodeEncodeError):
-        token = b""
-    nonce, ciphertext, tag = token[:_NONCE], token[_NONCE:-_TAG], token[-_TAG:]
-    if len(token) < _NONCE + _TAG or not hmac.compare_digest(tag, _tag(key, name, nonce, ciphertext)):
-        raise SealError(f"{name} in the shared store was sealed with another store key")
-    return bytes(a ^ b for a, b in zip(ciphertext, _stream(key, nonce, len(ciphertext)), strict=True)).decode("utf-8")
