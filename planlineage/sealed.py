@@ -160,7 +160,7 @@ def _aesgcm():
 
 def seal(name: str, value: str, key: bytes) -> str:
     """``value`` of the setting ``name`` sealed with ``key``."""
-    AESGCM = _aesgcm()  # noqa: N806 - the class, loaded only where a value is sealed
+    AESGCM = _aesgcm()  # loaded only where a value is sealed
     kid = key_id(key)
     nonce = os.urandom(_NONCE)
     sealed = nonce + AESGCM(key).encrypt(nonce, value.encode("utf-8"), _aad(name, kid))
@@ -194,8 +194,10 @@ def unseal(name: str, sealed: str, keys: bytes | Sequence[bytes]) -> str:
     key = next((k for k in held if key_id(k) == kid), None)
     if key is None:
         mine = ", ".join(key_id(k) for k in held) or "none"
-        raise WrongKey(f"{name} in the shared store was sealed with another store key (key id {kid}; this node's: {mine})")
-    AESGCM = _aesgcm()  # noqa: N806 - the class, loaded only where a value is opened
+        raise WrongKey(
+            f"{name} in the shared store was sealed with another store key (key id {kid}; this node's: {mine})"
+        )
+    AESGCM = _aesgcm()  # loaded only where a value is opened
     from cryptography.exceptions import InvalidTag
 
     try:
@@ -247,4 +249,3 @@ def _unseal_v1(name: str, sealed: str, keys: list[bytes]) -> str:
             return bytes(a ^ b for a, b in zip(ciphertext, stream, strict=True)).decode("utf-8")
     # a v1 value names no key: another key and an altered text cannot be told apart
     raise WrongKey(f"{name} in the shared store was sealed with another store key, or its text was altered")
-
