@@ -97,8 +97,12 @@ def canonical_address(namespace: str, name: str) -> tuple[str, str]:
     if scheme in LOCATION_SCHEMES:
         if "://" in namespace:
             location = namespace.rstrip("/") + "/" + name.lstrip("/")
-        else:  # `file` with the path as the name
-            location = f"{scheme}://" + ("/" + name.lstrip("/") if name.startswith("/") else name)
+        elif name.startswith("/"):  # `file` with the path as the name
+            location = f"{scheme}:///" + name.lstrip("/")
+        else:
+            # a relative path stays relative: `file://` + `orders` would read `orders` as a host and
+            # name every such dataset `/`, one false split of unrelated tables
+            location = name
         try:
             return filesystem_identity(location)
         except LocationError:

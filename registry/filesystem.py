@@ -9,6 +9,7 @@ reads it, with `java.net.URI`: so the path is percent-decoded, query and fragmen
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from urllib.parse import quote
 
@@ -63,9 +64,22 @@ def filesystem_identity(location: str) -> tuple[str, str]:
     return namespace, uri.path.rstrip("/") or "/"
 
 
+#: A variable a platform substitutes before the job runs (`${path}`, Dinky's and StreamPark's
+#: variables, Flink's `${...}` in YAML): left in a path, it names no storage.
+_VARIABLE = re.compile(r"\$\{[^}]*\}")
+
+
 def rule(options: Mapping[str, str], connector: str) -> RuleResult:
     """`filesystem` and `hudi`: the table's `path` option."""
     path = require(options, connector, "path")
+    variable = _VARIABLE.search(path)
+    if variable is not None:
+        return RuleResult(
+            warnings=[
+                f"connector '{connector}': path '{path}' holds the variable {variable.group(0)}, which nothing "
+                "substituted (define it where the platform defines its variables, or write the path); no dataset"
+            ]
+        )
     try:
         return RuleResult(datasets=[filesystem_identity(path)])
     except LocationError as exc:

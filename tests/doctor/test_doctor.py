@@ -349,3 +349,25 @@ def test_host_case_of_kafka_and_hdfs_but_never_topic_or_path_case(tmp_path):
     assert all(
         "make it write `kafka://kafka-1.prod:9092`" in s.fix or "`hdfs://namenode:8020`" in s.fix for s in report.splits
     )
+
+
+def test_relative_and_unresolved_file_paths_are_no_split(tmp_path):
+    """A `file` dataset whose name has no leading `/` (a relative path, an unsubstituted
+    `${path}`) was read as a host: every such name became `/`, and unrelated tables one split."""
+
+    def event(job, ns, name):
+        return {
+            "eventType": "COMPLETE", "eventTime": "2026-11-30T10:00:00Z", "producer": f"https://example.test/{job}",
+            "run": {"runId": "01890000-0000-7000-8000-000000000009"}, "job": {"namespace": "x", "name": job},
+            "inputs": [{"namespace": ns, "name": name}], "outputs": [],
+        }  # fmt: skip
+
+    events = tmp_path / "files.jsonl"
+    pairs = [
+        ("a", "file", "${path}"), ("b", "file", "orders"), ("c", "file", "relative/x"), ("d", "file", "/data/a"),
+        ("e", "file", "/"), ("f", "file", "other/x"), ("g", "file", "/data/a/"),
+    ]  # fmt: skip
+    events.write_text("".join(json.dumps(event(*p)) + "\n" for p in pairs))
+    report = diagnose([str(events)])
+    groups = [sorted(d.key for d in s.datasets) for s in report.splits]
+    assert groups == [[("file", "/data/a"), ("file", "/data/a/")]]  # the one real split: a trailing `/`
