@@ -208,10 +208,11 @@ def url_transport(environ: Mapping[str, str]) -> dict[str, Any] | None:
     return transport
 
 
-def read(environ: Mapping[str, str], cwd: str | None = None) -> Found | None:
-    """The transport OpenLineage's configuration names, or None (also when disabled)."""
+def read(environ: Mapping[str, str], cwd: str | None = None) -> Found:
+    """The transport OpenLineage's configuration names (an empty one, kind ``""``, when it names
+    none or is disabled), with the problems met reading it."""
     if disabled(environ):
-        return None
+        return Found({}, "")
     problems: list[str] = []
     path = config_path(environ, cwd)
     from_file: dict[str, Any] = {}
@@ -230,7 +231,7 @@ def read(environ: Mapping[str, str], cwd: str | None = None) -> Found | None:
     simple = url_transport(environ)
     if simple is not None:
         return Found(simple, URL_ORIGIN, tuple(problems))
-    return None
+    return Found({}, "", tuple(problems))
 
 
 def mark(environ: Mapping[str, str], cwd: str | None = None) -> tuple:
@@ -266,8 +267,8 @@ def overlay(values: Values, environ: Mapping[str, str], own_configured: bool, cw
     if own_configured:
         return out, ()
     found = read(environ, cwd)
-    if found is None:
-        return out, ()
+    if not found.kind:
+        return out, found.problems
     out["lineage.transport"] = (found.kind, found.origin)
     out[TRANSPORT_KEY] = (json.dumps(found.transport, sort_keys=True), found.origin)
     return out, found.problems
@@ -292,7 +293,7 @@ def library_options(values: Values, environ: Mapping[str, str]) -> tuple[str, di
     if is_openlineage_origin(origin):
         return as_options(json.loads(values[TRANSPORT_KEY][0] or "{}"))
     found = read(environ)
-    base = found.transport if found is not None and found.kind == kind else {}
+    base = found.transport if found.kind == kind else {}
     own = json.loads(values["lineage.transport-options"][0] or "{}")
     return as_options({**base, **own, "type": kind})
 

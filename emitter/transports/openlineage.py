@@ -27,7 +27,6 @@ The event is passed to a transport as a plain dict (as the library's ``Serde`` t
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import os
@@ -135,10 +134,13 @@ class OpenLineageTransport(Transport):
     def _build(self) -> Any:
         if openlineage_config.disabled(os.environ):
             raise TransportConfigError(f"{openlineage_config.DISABLED_ENV} is true: nothing is sent")
-        if self.type in KAFKA_KINDS and importlib.util.find_spec("confluent_kafka") is None:
-            raise TransportConfigError(
-                f"the {self.type} transport needs confluent-kafka: pip install 'planlineage[kafka]'"
-            )
+        if self.type in KAFKA_KINDS:
+            try:
+                import confluent_kafka  # noqa: F401 - the library's producer; asked here to name the extra
+            except ImportError:
+                raise TransportConfigError(
+                    f"the {self.type} transport needs confluent-kafka: pip install 'planlineage[kafka]'"
+                ) from None
         from openlineage.client.transport import get_default_factory
 
         factory = get_default_factory()
