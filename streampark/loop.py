@@ -134,6 +134,7 @@ def _watch(group: list, interval: float, stop: threading.Event) -> None:
 
     leads = [Leadership(w.store, w.lead_name, interval=interval) for w in group]
     failures = [0] * len(group)
+    roles = [""] * len(group)  # "leads" / "stands by", as last said
     due = [0.0] * len(group)
     senders = [Deliverer(w.store, w.settings, stop) for w in {id(w.store): w for w in group}.values()]
     for sender in senders:
@@ -143,7 +144,7 @@ def _watch(group: list, interval: float, stop: threading.Event) -> None:
         for i, (watcher, leadership) in enumerate(zip(group, leads, strict=True)):
             if now < due[i]:
                 continue
-            due[i] = now + _one_round(watcher, leadership, failures, i, interval, ceiling)
+            due[i] = now + _one_round(watcher, leadership, failures, roles, i, interval, ceiling)
             for sender in senders:
                 sender.wake.set()  # what the poll recorded goes out now, not at the sender's next look
         stop.wait(max(0.05, min(due) - time.monotonic()))
@@ -190,12 +191,39 @@ class Deliverer(threading.Thread):
             self.wake.wait(DELIVERY_LOOK_SECONDS)
 
 
-def _one_round(watcher, leadership, failures: list[int], i: int, interval: float, ceiling: float) -> float:
+def _say_role(watcher, leadership, roles: list[str], i: int, leading: bool) -> None:
+    """One line when a watcher starts standing by for another and one when it takes the lead: a
+    second watcher on the same home or store otherwise waited without a word."""
+    role = "leads" if leading else "stands by"
+    if roles[i] == role:
+        return
+    if leading:
+        if roles[i]:
+            watcher.say(f"this watcher leads now: it reports the {watcher.platform} database's jobs")
+    else:
+        try:
+            current = leadership.leader()
+        except StoreError:
+            current = None
+        who = ""
+        if current is not None and current.holder.count(":") >= 2:
+            who = f"node {current.node} (pid {current.holder.rsplit(':', 2)[1]})"
+        watcher.say(
+            f"another watcher{' on ' + who if who else ''} reports the {watcher.platform} database's jobs for this "
+            f"state store: this one stands by and takes over within {2 * leadership.interval:g}s if it stops"
+        )
+    roles[i] = role
+
+
+def _one_round(
+    watcher, leadership, failures: list[int], roles: list[str], i: int, interval: float, ceiling: float
+) -> float:
     """One poll of one watcher if it leads; the seconds until its next round."""
     try:
         leading = leadership.acquire()
     except StoreError:
-        leading = False  # the store is away: nobody reports until it is back
+        return leadership.follower_poll  # the store is away: nobody reports until it is back
+    _say_role(watcher, leadership, roles, i, leading)
     if not leading:
         return leadership.follower_poll
     try:

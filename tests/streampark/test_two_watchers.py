@@ -67,3 +67,8 @@ def test_two_watchers_on_one_shared_store_report_once_and_the_survivor_takes_ove
         for process in daemons.values():
             process.send_signal(signal.SIGTERM)
             process.wait(30)
+    # the one that stood by said so, naming the leader, and said when it took over
+    survivor = {"node-a": watch, "node-b": other}[next(iter(daemons))]
+    said = survivor.log.read_text()
+    assert f"another watcher on node {first} (pid " in said and "this one stands by and takes over within 2s" in said
+    assert "this watcher leads now" in said
