@@ -58,6 +58,40 @@ DEFAULT_TIMEOUT = 10.0  # a send without a deadline still ends
 _ONE_ATTEMPT = {"total": 0, "status_forcelist": []}  # a status arrives as a status, not a RetryError
 
 
+class _RedactSecrets(logging.Filter):
+    """Scrubs the configured secrets from what the library logs: its http transport logs its whole
+    config (a URL's user info, custom headers) at DEBUG, its kafka transport its delivery errors."""
+
+    secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            known = sorted(self.secrets, key=len, reverse=True)
+            text = record.getMessage()
+            clean = scrub(text, *known)
+            if clean != text:
+                record.msg, record.args = clean, ()
+            if record.exc_info:
+                record.exc_text = scrub(logging.Formatter().formatException(record.exc_info), *known)
+                record.exc_info = None
+        except Exception:  # a log line is never worth a failure
+            pass
+        return True
+
+
+_REDACT = _RedactSecrets()
+
+
+def _guard_library_logs(secrets: list[str]) -> None:
+    """Every logger of the library (made when its modules were imported) scrubs these secrets."""
+    _RedactSecrets.secrets.update(secrets)
+    for name in list(logging.Logger.manager.loggerDict):
+        if name.startswith("openlineage") or name == "planlineage.emitter.kafka":
+            logger = logging.getLogger(name)
+            if _REDACT not in logger.filters:
+                logger.addFilter(_REDACT)
+
+
 def without_marker(options: Any) -> Any:
     """The options as the library reads them: planlineage's factory marker left out, nested too."""
     if isinstance(options, Mapping):
@@ -144,6 +178,7 @@ class OpenLineageTransport(Transport):
         from openlineage.client.transport import get_default_factory
 
         factory = get_default_factory()
+        _guard_library_logs(self._secrets)
         if "." not in self.type and self.type not in factory.transports:
             raise TransportConfigError(
                 f"unknown transport {self.type!r}: openlineage-python builds {', '.join(known_kinds())}, "
