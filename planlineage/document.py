@@ -76,14 +76,18 @@ class SinkLineage(TableLineage):
     # absent for the planner's exact lineage.
     method: Literal["static"] | None = None
     # The output's lifecycleStateChange as openlineage-spark reports it (CTAS: CREATE; RTAS,
-    # INSERT OVERWRITE, REPLACE WHERE: OVERWRITE); absent for an append and for Flink.
+    # INSERT OVERWRITE, REPLACE WHERE: OVERWRITE); absent for an append.
     lifecycle_state_change: Literal["CREATE", "OVERWRITE"] | None = None
+    # The statement(s) writing this sink, as the script has them (redacted): the INSERT, the
+    # statement set's INSERT into this table, the CTAS. The SQL facet of this sink's job, from
+    # whose first verb a backend reads the kind of write; absent when not known.
+    statement: str | None = None
 
     @model_serializer(mode="wrap")
     def _without_absent_columns(self, handler):
         # Documents without column lineage stay exactly as they were before it existed.
         data = handler(self)
-        for key in ("columns", "method", "lifecycle_state_change"):
+        for key in ("columns", "method", "lifecycle_state_change", "statement"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data
@@ -122,6 +126,19 @@ class JobLineage(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # What was compiled through a stand-in because its jar was missing (absent when nothing was).
     stand_ins: list[StandIn] = Field(default_factory=list)
+    # How the child runs of a job with several sink tables (a STATEMENT SET) are numbered:
+    # "uuid7" (planlineage.emitter.run_ids.child_run_id) since backends reject anything but a
+    # UUIDv7; "uuid5" for a run whose START was built by an older planlineage (its stored document
+    # has no such key: see `stored`), so that its later events meet that START.
+    child_run_ids: Literal["uuid5", "uuid7"] = "uuid7"
+
+    @classmethod
+    def stored(cls, data: dict) -> JobLineage:
+        """A document read back from the state store. One stored by a release before
+        `child_run_ids` existed had its children's STARTs built with uuid5 ids."""
+        if len({sink.get("table") for sink in data.get("sinks") or []}) > 1:
+            data = {"child_run_ids": "uuid5", **data}
+        return cls.model_validate(data)
 
     @property
     def engine(self) -> str:
@@ -137,6 +154,8 @@ class JobLineage(BaseModel):
                 data.pop(key, None)
         if not self.stand_ins:
             data.pop("stand_ins", None)
+        if len({sink.table for sink in self.sinks}) <= 1:
+            data.pop("child_run_ids", None)  # no child runs: nothing to number
         return data
 
     def to_json_dict(self) -> dict:

@@ -27,6 +27,7 @@ from planlineage.planner.protocol import CompileAnswer, CompileRequest
 from planlineage.planner.provision import ensure, without_compiled_plan
 from planlineage.planner.provisioned import Provisioned
 from planlineage.planner.request import build_request
+from planlineage.planner.sink_statements import ScriptWrites, script_writes
 from planlineage.planner.walk import sink_inputs
 from planlineage.registry import IdentityConfig
 from planlineage.registry.secrets import redact_sql, redact_text
@@ -109,11 +110,13 @@ def extract(
 
     tables = answer.get("tables") or {}
     warnings: list[str] = list(script_warnings)
+    writes = script_writes(statements)
     sinks = []
     for pairing in sink_inputs(answer.get("plan") or {}):
-        sink = table_lineage(pairing.sink, tables, identity, warnings)
-        inputs = [table_lineage(use, tables, identity, warnings) for use in pairing.inputs]
+        sink = table_lineage(pairing.sink, tables, identity, warnings, writes.catalog_types)
+        inputs = [table_lineage(use, tables, identity, warnings, writes.catalog_types) for use in pairing.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
+    _attach_statements(sinks, writes, script_options(script) if writes.sinks else {})
     if columns:
         from planlineage.planner.columns import stand_in_functions  # a large module only --columns needs
 
@@ -163,7 +166,7 @@ def _static_fallback(answer: dict, statements, sent, identity, secrets, reason: 
             secrets,
         )
     ]
-    sinks = _static_sinks(statements, identity, warnings)
+    sinks = _static_sinks(statements, identity, warnings, secrets)
     return sinks, _redacted(warnings, secrets)
 
 
@@ -176,7 +179,7 @@ def _text_only(script: str, statements, version: str, identity) -> JobLineage:
         'lineage: sinks marked "method": "static" list the tables their SQL names, read from the text, '
         "without column lineage; Flink 1.15 or newer is compiled by its own planner"
     ]
-    sinks = _static_sinks(statements, identity, warnings)
+    sinks = _static_sinks(statements, identity, warnings, secrets)
     return JobLineage(
         flink_version=version,
         runtime_mode=sql_script.runtime_mode(statements),
@@ -185,15 +188,31 @@ def _text_only(script: str, statements, version: str, identity) -> JobLineage:
     )
 
 
-def _static_sinks(statements, identity, warnings: list[str]) -> list[SinkLineage]:
+def _attach_statements(sinks: list[SinkLineage], writes: ScriptWrites, secrets: dict[str, str]) -> None:
+    """Each sink's own statement(s) (redacted with the script's options) and the lifecycle state
+    change they make: what its job's SQL facet and output facets say (see planner.sink_statements)."""
+    for sink in sinks:
+        found = writes.sinks.get(sink.table)
+        if found is None or not found.statements:
+            continue
+        sink.statement = redact_sql(";\n".join(found.statements), secrets)
+        if found.lifecycle and sink.lifecycle_state_change is None:
+            sink.lifecycle_state_change = found.lifecycle
+
+
+def _static_sinks(statements, identity, warnings: list[str], secrets: dict[str, str]) -> list[SinkLineage]:
     """The sinks the SQL text names, each with the tables its query names, marked static."""
     from planlineage.planner.static_lineage import static_lineage  # only a job not compiled reads the text
 
+    writes = script_writes(statements)
     sinks = []
     for found in static_lineage(statements):
-        sink = static_table(found.table, found.options, identity, warnings)
-        inputs = [static_table(name, options, identity, warnings) for name, options in found.inputs]
+        sink = static_table(found.table, found.options, identity, warnings, writes.catalog_types)
+        inputs = [
+            static_table(name, options, identity, warnings, writes.catalog_types) for name, options in found.inputs
+        ]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs, method="static"))
+    _attach_statements(sinks, writes, secrets)
     return sinks
 
 

@@ -84,3 +84,17 @@ def _pieces(mask: str) -> list[tuple[int, int]]:
         if not re.fullmatch(r"\s*END\s*", mask[s:e], re.IGNORECASE):
             pieces.append((s, e))
     return pieces
+
+
+def insert_pieces(sql: str) -> list[tuple[str, str, bool]]:
+    """(target as written, the INSERT's own text, whether it overwrites) for each INSERT of an
+    INSERT or statement set: the text of one INSERT of a statement set without its neighbours."""
+    mask = masked(sql)
+    found = []
+    for piece_start, piece_end in _pieces(mask):
+        start = _skip_space(mask, piece_start, piece_end)
+        head = _HEAD.match(mask, start)
+        if head and head.end() <= piece_end:
+            overwrite = re.match(r"(?:EXECUTE\s+)?INSERT\s+OVERWRITE\b", mask[start:], re.IGNORECASE) is not None
+            found.append((sql[head.start("target") : head.end("target")], sql[start:piece_end].strip(), overwrite))
+    return found

@@ -159,3 +159,9 @@ class _Script:
 def _with_clause(sql: str) -> str:
     match = re.search(r"\bWITH\s*\(", masked(sql), re.IGNORECASE)
     return sql[match.end() :] if match else ""
+
+
+#: The script reader and its CREATE pattern, shared with planner.sink_statements so that a sink
+#: table is qualified the same way by both.
+ScriptState = _Script
+CREATE_STATEMENT = _CREATE

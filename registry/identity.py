@@ -7,8 +7,12 @@ pairs -> credentials can never survive into them -> namespace resolvers -> shape
 Profiles:
 
 - `openlineage` (default): the physical datasets; each carries one TABLE symlink
-  `{namespace: <its namespace>, name: <catalog.database.table>}` when the table is known, like
-  openlineage-flink's Kafka visitor.
+  `{namespace: <its namespace>, name: <catalog.database.table>}` when the table lives in a
+  persistent catalog (`catalog_kind`: a Hive metastore, a JDBC / Iceberg / Paimon catalog), like
+  openlineage-flink's Kafka visitor. Not for a table of Flink's in-memory catalog
+  (`default_catalog`, any `generic_in_memory` catalog) or a temporary table: such a name exists
+  only inside the job (every session has its `default_catalog.default_database.t`), and a backend
+  stores each symlink as a dataset of its own (Data.Rentgen did: issue #37).
 - `gravitino`: one logical dataset `namespace = <metalake>`, `name = <catalog.database.table>`,
   as Gravitino's OpenLineage Spark plugin names datasets (apache/gravitino
   docs/lineage/gravitino-spark-lineage.md: "transforms the Gravitino metalake name into the
@@ -95,6 +99,16 @@ def _clean(
 
 #: Connectors whose datasets openlineage-flink names without the Flink table as a TABLE symlink.
 NO_TABLE_SYMLINK = frozenset({"jdbc"})
+#: The catalog kind of Flink's built-in catalog and of `CREATE CATALOG ... ('type' = 'generic_in_memory')`.
+IN_MEMORY = "generic_in_memory"
+
+
+def catalog_kind_of(options: Mapping[str, str], catalog_types: Mapping[str, str], table: str) -> str:
+    """The kind of catalog ``table`` (``catalog.database.table``) lives in: the stand-in catalog's
+    type its options carry, else the type the script gave the catalog (`CREATE CATALOG`), else
+    Flink's in-memory catalog (`default_catalog` and any catalog the script did not create)."""
+    kind = options.get(catalogs.CATALOG_TYPE) or catalog_types.get(table.split(".")[0] if table else "", "")
+    return (kind or IN_MEMORY).strip().lower()
 
 
 def resolve(
@@ -102,11 +116,17 @@ def resolve(
     table: str = "",
     connector: str | None = None,
     config: IdentityConfig | None = None,
+    catalog_kind: str | None = None,
 ) -> Resolution:
+    """The datasets of one table; ``catalog_kind`` is the kind of catalog it lives in
+    (:func:`catalog_kind_of`, which None applies to the options alone; ``generic_in_memory`` for
+    a temporary table whatever its catalog), which decides whether its Flink name is a symlink
+    (see the module docstring)."""
     config = config or _DEFAULT
     options = {str(k): ("" if v is None else str(v)) for k, v in (options or {}).items()}
     connector = connector if connector is not None else options.get("connector")
     table = table or ""
+    catalog_kind = catalog_kind or catalog_kind_of(options, {}, table)
 
     outcome = _run_rule(options, table, connector, config)
     warnings = list(outcome.warnings)
@@ -133,10 +153,10 @@ def resolve(
                     "the gravitino profile names a dataset by its table identifier, and none was given; no dataset"
                 )
     else:
-        # The Flink table as a TABLE symlink, as openlineage-flink's Kafka visitor attaches it; not
-        # where its visitor for the connector attaches none (JDBC, measured by tests/conformance):
-        # `default_catalog.default_database.t` names every session's `t` alike.
-        table_symlink = (connector or "").lower() not in NO_TABLE_SYMLINK
+        # The Flink table as a TABLE symlink, as openlineage-flink's Kafka visitor attaches it, only
+        # where that name identifies the table outside the job (a persistent catalog's); not where
+        # its visitor for the connector attaches none (JDBC, measured by tests/conformance).
+        table_symlink = (connector or "").lower() not in NO_TABLE_SYMLINK and catalog_kind.lower() != IN_MEMORY
         extra = [Symlink(namespace=ns, name=n, type="TABLE") for ns, n in outcome.symlinks]
         datasets = [
             Dataset(

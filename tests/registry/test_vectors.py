@@ -39,20 +39,28 @@ def _config(vector: dict, tmp_path: Path):
     )
 
 
-def _check(vector: dict, tmp_path: Path) -> None:
+def _check(vector: dict, tmp_path: Path, catalog_kind: str | None = None) -> None:
+    """The vector as openlineage-flink names it when the table lives in a persistent catalog
+    (`catalog_kind` "hive"); in Flink's in-memory catalog (the default) the same, less the TABLE
+    symlink named after the Flink table, which names nothing outside the job (issue #37)."""
+    table = vector.get("table", "")
     res = resolve(
         vector["options"],
-        table=vector.get("table", ""),
+        table=table,
         connector=vector.get("connector"),
         config=_config(vector, tmp_path),
+        catalog_kind=catalog_kind,
     )
     got = [(d.namespace, d.name) for d in res.datasets]
     want = [(e["namespace"], e["name"]) for e in vector["expected"]]
     assert got == want
     for dataset, expected in zip(res.datasets, vector["expected"]):
         if "symlinks" in expected:
-            assert [s.model_dump() for s in dataset.symlinks] == expected["symlinks"]
-        elif not vector.get("table"):
+            links = expected["symlinks"]
+            if catalog_kind is None and "planlineage.catalog-type" not in vector["options"]:
+                links = [s for s in links if not (s["type"] == "TABLE" and s["name"] == table)]
+            assert [s.model_dump() for s in dataset.symlinks] == links
+        elif not table:
             assert dataset.symlinks == []
     assert res.warnings == vector.get("warnings", [])
     dumped = json.dumps([d.model_dump() for d in res.datasets]) + json.dumps(res.warnings)
@@ -72,6 +80,31 @@ def test_conformance_vector(vector, tmp_path):
 @pytest.mark.parametrize("vector", EXTRA, ids=[_id(v) for v in EXTRA])
 def test_extra_vector(vector, tmp_path):
     _check(vector, tmp_path)
+
+
+@pytest.mark.parametrize("vector", BASE + EXTRA, ids=[_id(v) for v in BASE + EXTRA])
+def test_vector_in_a_persistent_catalog_keeps_the_flink_table_symlink(vector, tmp_path):
+    _check(vector, tmp_path, catalog_kind="hive")
+
+
+def test_only_a_persistent_catalogs_table_name_is_a_symlink():
+    """default_catalog / any generic_in_memory catalog / a temporary table: no TABLE symlink of
+    the Flink name (a backend would store it as a second dataset); a Hive or Paimon catalog's
+    table: the symlink, as openlineage-flink's Kafka visitor attaches it."""
+    from planlineage.registry.identity import catalog_kind_of
+
+    options = {"connector": "kafka", "topic": "t", "properties.bootstrap.servers": "b1:9092"}
+    in_memory = resolve(options, table="default_catalog.default_database.t")
+    assert [d.symlinks for d in in_memory.datasets] == [[]]
+    mem = catalog_kind_of(options, {"mem": "generic_in_memory"}, "mem.db.t")
+    assert resolve(options, table="mem.db.t", catalog_kind=mem).datasets[0].symlinks == []
+    hive = catalog_kind_of(options, {"h": "hive", "mem": "generic_in_memory"}, "h.db.t")
+    assert hive == "hive"
+    [linked] = resolve(options, table="h.db.t", catalog_kind=hive).datasets
+    assert [(s.namespace, s.name, s.type) for s in linked.symlinks] == [("kafka://b1:9092", "h.db.t", "TABLE")]
+    # A stood-in catalog's table says its catalog's type in its options.
+    assert catalog_kind_of({**options, "planlineage.catalog-type": "paimon"}, {}, "p.db.t") == "paimon"
+    assert catalog_kind_of(options, {}, "unknown.db.t") == "generic_in_memory"
 
 
 @pytest.mark.parametrize("vector", BASE + EXTRA, ids=[_id(v) for v in BASE + EXTRA])
