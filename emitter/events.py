@@ -10,8 +10,8 @@ each carrying only its own inputs and outputs, plus the parent job ``<job name>`
 whole submission as one job would make a backend connect every input to every output (N x M
 edges) although each INSERT only reads its own sources.
 
-The parent job also gets events, with the same event types, job-type and SQL facets as its
-children but **no inputs and no outputs**:
+The parent job also gets events, with the same event types as its children but **no inputs and
+no outputs**:
 
 * the children's ``parent`` run facet then points at a run the backend has actually seen, so
   Marquez-like backends can group the children under the submission (as openlineage-spark does
@@ -23,18 +23,37 @@ children but **no inputs and no outputs**:
 Every event of a run, terminal ones included, repeats the run's inputs, outputs and ``jobType``
 facet (Marquez rebuilds batch edges from terminal events and wipes them on an empty one).
 
+Job and run facets, as the producer of the same kind of job writes them (openlineage-flink's 2.x
+listener, openlineage-spark's SQL execution events; docs/conformance.md compares them):
+
+* ``jobType``: Flink ``{integration: FLINK, jobType: JOB, processingType: STREAMING|BATCH}``
+  (backends such as Data.Rentgen take a Flink event as lineage only with ``jobType: JOB``);
+  Spark ``SQL_JOB`` for a job that writes, ``APPLICATION`` for the parent of several (as
+  openlineage-spark's application-level events, which carry no datasets either).
+* ``processing_engine``: ``name`` ``flink`` / ``spark``, the engine's ``version``, and
+  ``openlineageAdapterVersion`` planlineage's own version (the producers write their own).
+* ``flink_job`` (``{jobId}``, openlineage-flink's FlinkJobDetailsFacet) when the Flink JobID is
+  known to the caller.
+* ``sql``: a job's own write statement(s) (``SinkLineage.statement``: the sink's INSERT, the
+  statement set's INSERT into its table, the CTAS), because backends read the kind of a write
+  from its first verb; the whole script (``sql``) when the statement is not known and for the
+  parent of a STATEMENT SET (it writes nothing, so its first verb types nothing, and the whole
+  submission stays readable on the job that stands for it).
+
 When a sink carries column lineage (``SinkLineage.columns``), each of its output datasets gets
 the ``columnLineage`` facet: per sink column, one input field per dataset its source table
 resolved to, with the transformations; dataset-wide influences (join keys, filters, ...) are on
 every field and the facet's ``dataset`` list stays empty (the spec's per-field form, the one
 consumers that only read ``fields`` understand).
 
-A sink with a lifecycle state change (a Spark CTAS: CREATE; an RTAS, INSERT OVERWRITE or INSERT
+A sink with a lifecycle state change (a CTAS: CREATE; an RTAS, INSERT OVERWRITE or INSERT
 INTO … REPLACE WHERE: OVERWRITE) puts it on its output datasets as the ``lifecycleStateChange``
 facet, as openlineage-spark's write visitors do.
 
-Child run ids are ``uuid5(parent run id, sink table)``: retries and later state events of the
-same submission reuse them without any stored mapping.
+Child run ids are UUIDv7s derived from the parent run id and the sink table
+(:func:`planlineage.emitter.run_ids.child_run_id`): retries and later state events of the same
+submission reuse them without any stored mapping. A run whose START an older planlineage built
+keeps that release's ``uuid5`` children (``JobLineage.child_run_ids``).
 """
 
 from __future__ import annotations
@@ -46,6 +65,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import attr
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import (
     column_lineage_dataset,
@@ -58,14 +78,17 @@ from openlineage.client.facet_v2 import (
     sql_job,
     symlinks_dataset,
 )
+from openlineage.client.generated.base import RunFacet
 from openlineage.client.serde import Serde
 
+from planlineage import __version__
 from planlineage.clock import format_time, utc_now
 from planlineage.document import Column, Dataset, JobLineage, SinkLineage
 from planlineage.emitter.run_ids import (  # noqa: F401 - part of this module's API
     EVENT_TYPES,
     TERMINAL_EVENT_TYPES,
     child_run_id,
+    legacy_child_run_id,
     new_run_id,
 )
 
@@ -77,6 +100,15 @@ PRODUCER = "https://github.com/planlineage/planlineage"
 INTEGRATION = "FLINK"
 #: ... and as openlineage-spark writes it, for Spark SQL jobs analysed by planlineage.spark.
 SPARK_INTEGRATION = "SPARK"
+#: The ``jobType`` of every job of a Flink submission, as openlineage-flink's 2.x listener writes
+#: it (OpenLineageJobExtractor.FLINK_JOB_TYPE).
+FLINK_JOB_TYPE = "JOB"
+#: openlineage-spark's: a SQL execution (SparkSQLExecutionContext) and the application around
+#: several (SparkApplicationExecutionContext).
+SPARK_SQL_JOB_TYPE = "SQL_JOB"
+SPARK_APPLICATION_JOB_TYPE = "APPLICATION"
+#: The run facet openlineage-flink carries the Flink JobID in (FLINK_JOB_FACET_KEY).
+FLINK_JOB_FACET = "flink_job"
 #: Bounds an error message kept in the ``errorMessage`` facet.
 MAX_ERROR_CHARS = 4000
 
@@ -99,6 +131,20 @@ class PlannedJob:
     output_lifecycle: dict[tuple[str, str], str] = field(default_factory=dict, compare=False)
     is_parent: bool = False
     is_child: bool = False
+    # The job's own write statement(s) for its SQL facet; None: the submission's whole script.
+    statement: str | None = None
+
+
+@attr.define
+class FlinkJobRunFacet(RunFacet):
+    """openlineage-flink's ``flink_job`` run facet (FlinkJobDetailsFacet): the Flink JobID, which
+    backends keep as the run's external id (Data.Rentgen links the Flink UI with it)."""
+
+    jobId: str
+
+    @staticmethod
+    def _get_schema() -> str:
+        return "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"
 
 
 def child_job_name(job_name: str, sink_table: str) -> str:
@@ -130,6 +176,7 @@ def _group_sinks(lineage: JobLineage) -> dict[str, list[SinkLineage]]:
 def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJob]:
     """The OpenLineage jobs of one submission, parent first (see the module docstring)."""
     groups = _group_sinks(lineage)
+    child_id = legacy_child_run_id if lineage.child_run_ids == "uuid5" else child_run_id
 
     def job_for(name: str, rid: str, sinks: list[SinkLineage], child: bool) -> PlannedJob:
         inputs, in_schemas = _dedupe(
@@ -151,6 +198,10 @@ def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJo
                 for ds in sink.datasets
             },
             is_child=child,
+            # Only when every sink of the job says its statement: part of the writes would type them wrong.
+            statement=";\n".join(dict.fromkeys(s.statement or "" for s in sinks))
+            if sinks and all(s.statement for s in sinks)
+            else None,
         )
 
     if len(groups) <= 1:
@@ -158,7 +209,7 @@ def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJo
         return [job_for(job_name, run_id, sinks, False)]
     jobs = [PlannedJob(job_name, run_id, is_parent=True)]
     for table, sinks in groups.items():
-        jobs.append(job_for(child_job_name(job_name, table), child_run_id(run_id, table), sinks, True))
+        jobs.append(job_for(child_job_name(job_name, table), child_id(run_id, table), sinks, True))
     return jobs
 
 
@@ -248,11 +299,13 @@ def build_events(
     sql: str | None = None,
     error: str | None = None,
     event_time: str | datetime | None = None,
+    flink_job_id: str | None = None,
 ) -> list[RunEvent]:
     """All RunEvents of one state of a submission: parent first, then one per sink job.
 
-    ``sql`` must already be redacted by the caller; ``error`` (FAIL only) becomes the
-    ``errorMessage`` run facet of every job of the run.
+    ``sql`` (the whole script) must already be redacted and capped by the caller, as must the
+    document's statements; ``error`` (FAIL only) becomes the ``errorMessage`` run facet of every
+    job of the run; ``flink_job_id`` (32 hex digits), when known, the ``flink_job`` run facet.
     """
     event_type = event_type.upper()
     if event_type not in EVENT_TYPES:
@@ -263,22 +316,36 @@ def build_events(
     event_time = event_time or utc_now_iso()
 
     processing = "BATCH" if lineage.runtime_mode == "batch" else "STREAMING"
-    job_facets: dict[str, Any] = {
-        "jobType": job_type_job.JobTypeJobFacet(
-            processingType=processing,
-            integration=SPARK_INTEGRATION if lineage.engine == "spark" else INTEGRATION,
-            jobType="SQL",
-            producer=PRODUCER,
-        )
-    }
-    if sql:
-        job_facets["sql"] = sql_job.SQLJobFacet(query=sql, dialect=lineage.engine, producer=PRODUCER)
+    spark = lineage.engine == "spark"
+
+    def job_facets(planned: PlannedJob) -> dict[str, Any]:
+        if spark:
+            job_type = SPARK_APPLICATION_JOB_TYPE if planned.is_parent else SPARK_SQL_JOB_TYPE
+        else:
+            job_type = FLINK_JOB_TYPE
+        facets: dict[str, Any] = {
+            "jobType": job_type_job.JobTypeJobFacet(
+                processingType=processing,
+                integration=SPARK_INTEGRATION if spark else INTEGRATION,
+                jobType=job_type,
+                producer=PRODUCER,
+            )
+        }
+        query = planned.statement or sql
+        if query:
+            facets["sql"] = sql_job.SQLJobFacet(query=query, dialect=lineage.engine, producer=PRODUCER)
+        return facets
 
     base_run_facets: dict[str, Any] = {
         "processing_engine": processing_engine_run.ProcessingEngineRunFacet(
-            version=lineage.spark_version or lineage.flink_version or "unknown", name=lineage.engine, producer=PRODUCER
+            version=lineage.spark_version or lineage.flink_version or "unknown",
+            name=lineage.engine,
+            openlineageAdapterVersion=__version__,
+            producer=PRODUCER,
         )
     }
+    if flink_job_id and not spark:
+        base_run_facets[FLINK_JOB_FACET] = FlinkJobRunFacet(jobId=flink_job_id, producer=PRODUCER)
     if event_type == "FAIL" and error:
         base_run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
             message=error[:MAX_ERROR_CHARS], programmingLanguage="JAVA", producer=PRODUCER
@@ -302,7 +369,7 @@ def build_events(
                 eventType=RunState[event_type],
                 eventTime=event_time,
                 run=Run(runId=planned.run_id, facets=run_facets),
-                job=Job(namespace=job_namespace, name=planned.name, facets=dict(job_facets)),
+                job=Job(namespace=job_namespace, name=planned.name, facets=job_facets(planned)),
                 inputs=[
                     InputDataset(
                         namespace=d.namespace,

@@ -30,7 +30,35 @@ def uuid7(millis: int, rand: int) -> str:
 
 
 def child_run_id(parent_run_id: str, sink_table: str) -> str:
-    """The run id of the child job for ``sink_table``: deterministic from the parent run id."""
+    """The run id of the child job for ``sink_table`` of a STATEMENT SET: deterministic from the
+    parent run id, so that every later event of the submission meets its START without a stored
+    mapping, and a UUIDv7 like every other run id (backends such as Data.Rentgen reject anything
+    else).
+
+    The shape of openlineage-java's ``UUIDUtils.generateStaticUUID``: the 48-bit time is the
+    parent's own (the parent id is a UUIDv7 whose time bits are the run's start), the rest is a
+    SHA-1 of the parent id's text, a newline and the sink table (UTF-8), under the v7 version and
+    RFC 4122 variant bits. A parent id that is not a v7 (a run recorded with an older id) gives its
+    first 48 bits all the same: the child id stays deterministic and valid.
+    """
+    import hashlib
+
+    parent = parent_run_id.strip().lower()
+    digits = parent.replace("-", "")
+    if len(digits) != 32 or any(c not in "0123456789abcdef" for c in digits):
+        raise ValueError(f"a parent run id is a UUID, not {parent_run_id!r}")
+    millis = int(digits[:12], 16)
+    digest = hashlib.sha1(f"{parent}\n{sink_table}".encode()).digest()
+    return uuid7(millis, int.from_bytes(digest[:10], "big"))
+
+
+def legacy_child_run_id(parent_run_id: str, sink_table: str) -> str:
+    """The child run id planlineage gave before child ids were UUIDv7: ``uuid5(parent, sink)``.
+
+    Kept only for runs whose START was built with it (a lineage document stored by that release:
+    :attr:`planlineage.document.JobLineage.child_run_ids`), so that their later events still meet
+    that START instead of opening a run no START began.
+    """
     import uuid
 
     return str(uuid.uuid5(uuid.UUID(parent_run_id), sink_table))

@@ -215,7 +215,7 @@ def _queue(
 ) -> None:
     from planlineage.lifecycle import delivery, runner, runs
     from planlineage.lifecycle.run_rows import RunRecord, build_events, load_event_models
-    from planlineage.lifecycle.sql_facet import cap_sql
+    from planlineage.lifecycle.sql_facet import cap_sql, cap_statements
 
     load_event_models()
     runs.close_replaced(store)  # transitions a watcher recorded go to the outbox before any run row is replaced
@@ -241,6 +241,7 @@ def _queue(
             continue
         run_id = ledger.run_id_for(run.run_key, run.started_at)
         sql, _ = cap_sql(runner._redacted_sql(run.sql), sql_limit)
+        cap_statements(lineage, sql_limit)
         record = RunRecord(run.app_id, run_id, run.job_name, namespace, lineage, sql, None, None, [], "", "")
         start = format_time(run.started_at)
         built = build_events(record, lineage, "START", start)

@@ -49,7 +49,7 @@ def row_record(row: sqlite3.Row | None) -> RunRecord | None:
     if row["lineage"]:
         from planlineage.document import JobLineage
 
-        lineage = JobLineage.model_validate(json.loads(row["lineage"]))
+        lineage = JobLineage.stored(json.loads(row["lineage"]))
     return RunRecord(
         app_id=row["app_id"],
         run_id=row["run_id"],

@@ -281,6 +281,7 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
                 # ExtractError / ProvisionError / PlannerError / ConfigError messages are redacted
                 reason = f"{type(error).__name__}: {error}"
             else:
+                sql_facet.cap_statements(lineage, _sql_limit(settings))
                 if not runs.attach_lineage(store, app_id, run_id, lineage):
                     log.warning("planlineage: lineage of %s not attached (run superseded or no datasets)", app_id)
                 return

@@ -243,7 +243,7 @@ def close_replaced(store: Store) -> int:
             created=row["created"],
             updated=row["closed_at"],
         )
-        lineage = JobLineage.model_validate(json.loads(row["lineage"]))
+        lineage = JobLineage.stored(json.loads(row["lineage"]))
         built = []
         for item in json.loads(row["pending"] or "[]"):
             built += build_events(run, lineage, item["event"], item["time"], item.get("error"))

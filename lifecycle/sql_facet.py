@@ -1,12 +1,17 @@
-"""The SQL facet of a run whose lineage is still being computed: redacted by the caller, capped
-here at ``lineage.sql-max-bytes`` with a marker saying so."""
+"""The SQL facets of a run: redacted by the caller, capped here at ``lineage.sql-max-bytes`` with
+a marker saying so; the whole script (kept while its lineage is still being computed) and each
+sink's own statement (`SinkLineage.statement`, its job's SQL facet)."""
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from planlineage.lifecycle.fail_open import fail_open
 from planlineage.store.sqlite import Store
+
+if TYPE_CHECKING:
+    from planlineage.document import JobLineage
 
 log = logging.getLogger("planlineage.emitter")
 
@@ -47,3 +52,12 @@ def set_redacted_sql(store: Store, app_id: str, run_id: str, sql: str, limit: in
             )
         )
     )
+
+
+def cap_statements(lineage: JobLineage, limit: int = SQL_FACET_MAX_BYTES) -> JobLineage:
+    """Each sink's statement (already redacted by the pipeline) cut to ``limit`` bytes like the
+    script's: a job's SQL facet is never larger than the cap, whichever text it carries."""
+    for sink in lineage.sinks:
+        if sink.statement:
+            sink.statement = cap_sql(sink.statement, limit)[0]
+    return lineage

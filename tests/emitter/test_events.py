@@ -10,6 +10,7 @@ import pytest
 from emitter_fixtures import COLS, hive_table, kafka, single_sink_lineage, sink, table, two_sink_lineage
 from gravitino_server import validate
 
+import planlineage
 from planlineage.document import JobLineage
 from planlineage.emitter import events as ev
 
@@ -46,14 +47,21 @@ def test_single_sink_is_one_job_with_its_datasets_and_facets():
     assert event["run"]["runId"] == RUN
     assert "parent" not in event["run"]["facets"]
     job_type = event["job"]["facets"]["jobType"]
+    # What openlineage-flink's 2.x listener writes (OpenLineageJobExtractor): Data.Rentgen takes a
+    # Flink event as lineage only with jobType JOB.
     assert (job_type["processingType"], job_type["integration"], job_type["jobType"]) == (
         "STREAMING",
         "FLINK",
-        "SQL",
+        "JOB",
     )
     assert event["job"]["facets"]["sql"]["query"] == "INSERT INTO x SELECT * FROM y"
     engine = event["run"]["facets"]["processing_engine"]
-    assert (engine["name"], engine["version"]) == ("flink", "1.19.1")
+    assert (engine["name"], engine["version"], engine["openlineageAdapterVersion"]) == (
+        "flink",
+        "1.19.1",
+        planlineage.__version__,
+    )
+    assert "flink_job" not in event["run"]["facets"]  # no Flink JobID known
     assert names(event["inputs"]) == [("kafka://broker:9092", "orders")]
     assert names(event["outputs"]) == [("hdfs://namenode:8020", "/warehouse/sales.db/orders_clean")]
     out = event["outputs"][0]["facets"]
@@ -101,7 +109,8 @@ def test_multi_sink_yields_parent_plus_one_job_per_sink_with_only_its_own_datase
         assert facet["run"]["runId"] == RUN
         assert (facet["job"]["namespace"], facet["job"]["name"]) == ("planlineage", "orders-etl")
         assert facet["root"]["run"]["runId"] == RUN
-        assert child["run"]["runId"] == str(uuid.uuid5(uuid.UUID(RUN), table_name))
+        assert child["run"]["runId"] == ev.child_run_id(RUN, table_name)
+        assert uuid.UUID(child["run"]["runId"]).version == 7
         assert child["run"]["runId"] != RUN
         assert validate(child) is None
     # no N x M: the orders_clean job never mentions payments
@@ -112,7 +121,7 @@ def test_child_run_ids_are_deterministic_across_events_and_calls():
     start = build(two_sink_lineage(), "START")
     later = build(two_sink_lineage(), "COMPLETE")
     assert [e["run"]["runId"] for e in start] == [e["run"]["runId"] for e in later]
-    other = build(two_sink_lineage(), "START", run_id=str(uuid.uuid4()))
+    other = build(two_sink_lineage(), "START", run_id="01900000-0000-7000-8000-000000000002")
     assert {e["run"]["runId"] for e in other[1:]}.isdisjoint({e["run"]["runId"] for e in start[1:]})
     assert ev.child_run_id(RUN, "a.b.c") == ev.child_run_id(RUN, "a.b.c")
 
@@ -217,3 +226,86 @@ def test_a_sinks_lifecycle_state_change_is_its_outputs_facet_only():
     assert [s.get("lifecycle_state_change") for s in document["sinks"]] == ["CREATE", None]
     assert "lifecycle_state_change" not in document["sinks"][1]
     assert JobLineage.model_validate(document) == lineage
+
+
+def test_child_run_ids_are_uuid7_in_the_parents_millisecond():
+    """Backends such as Data.Rentgen reject any runId but a UUIDv7: a child's is one, whose time
+    is its parent's start (the parent id's 48 time bits), with v7 version and RFC 4122 variant."""
+    parent = "018f2c3a-1b2c-7d4e-8f00-0123456789ab"
+    ids = {ev.child_run_id(parent, t) for t in ("c.d.a", "c.d.b", "c.d.c")}
+    assert len(ids) == 3
+    for child in ids:
+        value = uuid.UUID(child)
+        assert (value.version, value.variant) == (7, uuid.RFC_4122)
+        assert child[:13] == parent[:13]  # unix_ts_ms: the same 48 bits
+    # Deterministic, and a different parent gives different children.
+    assert ev.child_run_id(parent, "c.d.a") == ev.child_run_id(parent.upper(), "c.d.a")
+    assert ev.child_run_id(RUN, "c.d.a") not in ids
+    with pytest.raises(ValueError):
+        ev.child_run_id("not-a-uuid", "c.d.a")
+
+
+def test_a_run_started_by_an_older_release_keeps_its_uuid5_children():
+    """A run whose START an older planlineage built (its stored document has no child_run_ids)
+    keeps that START's uuid5 child ids on every later event: they must meet that START."""
+    stored = two_sink_lineage().to_json_dict()
+    assert stored["child_run_ids"] == "uuid7"  # what this release stores for a statement set
+    del stored["child_run_ids"]  # ... and what an older one stored
+    old = JobLineage.stored(stored)
+    assert old.child_run_ids == "uuid5"
+    later = build(old, "COMPLETE")
+    assert [e["run"]["runId"] for e in later[1:]] == [
+        str(uuid.uuid5(uuid.UUID(RUN), "hive.sales.orders_clean")),
+        str(uuid.uuid5(uuid.UUID(RUN), "hive.sales.payments_by_order")),
+    ]
+    # A document this release stored reads back as it was written: UUIDv7 children.
+    fresh = JobLineage.stored(two_sink_lineage().to_json_dict())
+    assert [uuid.UUID(e["run"]["runId"]).version for e in build(fresh, "COMPLETE")] == [7, 7, 7]
+    # One sink: no children, no marker in the document, nothing to keep.
+    single = single_sink_lineage().to_json_dict()
+    assert "child_run_ids" not in single
+    assert JobLineage.stored(single).child_run_ids == "uuid7"
+
+
+def test_each_job_carries_its_own_statement_as_its_sql_facet():
+    """A backend reads an output's kind from the first verb of its job's SQL facet when no
+    lifecycleStateChange says it (Data.Rentgen: INSERT -> APPEND, CREATE -> CREATE): each sink's
+    job carries its own write, the parent of a statement set the whole script."""
+    lineage = two_sink_lineage("batch")
+    lineage.sinks[0].statement = "INSERT INTO orders_clean SELECT * FROM orders"
+    lineage.sinks[1].statement = "INSERT OVERWRITE payments_by_order SELECT * FROM payments"
+    lineage.sinks[1].lifecycle_state_change = "OVERWRITE"
+    script = "CREATE TABLE orders (id BIGINT) WITH ('connector' = 'kafka');\nEXECUTE STATEMENT SET BEGIN ... END"
+    parent, first, second = build(lineage, "START", sql=script)
+    assert parent["job"]["facets"]["sql"]["query"] == script
+    assert first["job"]["facets"]["sql"]["query"] == "INSERT INTO orders_clean SELECT * FROM orders"
+    assert second["job"]["facets"]["sql"]["query"].startswith("INSERT OVERWRITE payments_by_order")
+    assert first["job"]["facets"]["sql"]["dialect"] == "flink"
+    assert "lifecycleStateChange" not in first["outputs"][0]["facets"]
+    assert second["outputs"][0]["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "OVERWRITE"
+    # A statement not known (a document of an older release): the whole script, as before.
+    [event] = build(single_sink_lineage(), sql=script)
+    assert event["job"]["facets"]["sql"]["query"] == script
+
+
+def test_spark_jobs_are_sql_jobs_under_an_application_parent():
+    """openlineage-spark: SQL_JOB for a SQL execution (SparkSQLExecutionContext), APPLICATION for
+    the application around them; processing_engine name spark."""
+    lineage = two_sink_lineage("batch")
+    lineage.flink_version, lineage.spark_version = None, "3.5.9"
+    parent, *children = build(lineage)
+    assert parent["job"]["facets"]["jobType"]["jobType"] == "APPLICATION"
+    assert {c["job"]["facets"]["jobType"]["jobType"] for c in children} == {"SQL_JOB"}
+    assert {e["job"]["facets"]["jobType"]["integration"] for e in (parent, *children)} == {"SPARK"}
+    assert parent["run"]["facets"]["processing_engine"]["name"] == "spark"
+    lineage.sinks.pop()
+    [single] = build(lineage)
+    assert single["job"]["facets"]["jobType"]["jobType"] == "SQL_JOB"
+
+
+def test_a_known_flink_job_id_is_the_flink_job_run_facet():
+    """openlineage-flink carries the Flink JobID in the flink_job run facet (FlinkJobDetailsFacet)."""
+    job_id = "a8b0c1d2e3f405162738495a6b7c8d9e"
+    for event in build(two_sink_lineage(), flink_job_id=job_id):
+        assert event["run"]["facets"]["flink_job"]["jobId"] == job_id
+        assert validate(event) is None
