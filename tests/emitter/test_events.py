@@ -309,3 +309,53 @@ def test_a_known_flink_job_id_is_the_flink_job_run_facet():
     for event in build(two_sink_lineage(), flink_job_id=job_id):
         assert event["run"]["facets"]["flink_job"]["jobId"] == job_id
         assert validate(event) is None
+
+
+def test_a_stored_run_of_an_older_release_meets_its_start_through_the_run_row():
+    """The lifecycle reads a run's document back from its row (run_rows.row_record): a row an older
+    planlineage wrote (its START queued or sent with uuid5 children) builds its later events with
+    the same ids; a row this release wrote, with UUIDv7 children."""
+    from planlineage.lifecycle import run_rows
+
+    def row(document: dict) -> dict:
+        return {
+            "app_id": "app-1",
+            "run_id": RUN,
+            "job_name": "orders-etl",
+            "namespace": "planlineage",
+            "lineage": json.dumps(document),
+            "sql": "INSERT INTO x SELECT 1",
+            "platform_state": "RUNNING",
+            "last_event": "START",
+            "pending": "[]",
+            "created": "2026-01-01T00:00:00.000Z",
+            "updated": "2026-01-01T00:00:00.000Z",
+        }
+
+    old_document = two_sink_lineage().to_json_dict()
+    del old_document["child_run_ids"]
+    for document, expected in (
+        (
+            old_document,
+            [str(uuid.uuid5(uuid.UUID(RUN), t)) for t in ("hive.sales.orders_clean", "hive.sales.payments_by_order")],
+        ),
+        (
+            two_sink_lineage().to_json_dict(),
+            [ev.child_run_id(RUN, t) for t in ("hive.sales.orders_clean", "hive.sales.payments_by_order")],
+        ),
+    ):
+        run = run_rows.row_record(row(document))
+        built = run_rows.build_events(run, run.lineage, "COMPLETE", "2026-01-01T00:01:00.000Z")
+        assert [json.loads(payload)["run"]["runId"] for _, _, payload in built[1:]] == expected
+
+
+def test_each_sinks_statement_is_capped_like_the_script():
+    from planlineage.lifecycle.sql_facet import cap_statements
+
+    lineage = single_sink_lineage()
+    lineage.sinks[0].statement = "INSERT INTO t SELECT " + ", ".join(f"c{i}" for i in range(2000)) + " FROM s"
+    cap_statements(lineage, 1024)
+    [event] = build(lineage)
+    query = event["job"]["facets"]["sql"]["query"]
+    assert len(query.encode()) <= 1024 and "SQL truncated to 1024 of" in query
+    assert query.startswith("INSERT INTO t SELECT c0")  # its first verb still types the write
