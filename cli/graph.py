@@ -25,7 +25,8 @@ def configure(name: str, parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="draw at most N jobs and datasets (default 5000); over it, nothing is drawn and --job/--namespace help",
+        help="draw at most N jobs and datasets whole (default 5000); over it, the busiest part is drawn with a search "
+        "over all, and --job/--namespace draw another part",
     )
     graph.add_argument("--rules", help="a rules TOML file whose namespace resolvers count for splits")
     graph.add_argument("--out", help="the file to write (lineage.html); DOT goes to standard output without it")
@@ -35,7 +36,7 @@ def configure(name: str, parser) -> None:
 
 def cmd_graph(args) -> int:
     from planlineage.doctor import UnreadableInput
-    from planlineage.graph import MAX_NODES, build, drawn_nodes, render_dot, render_html
+    from planlineage.graph import MAX_NODES, build, drawn_nodes, page_data, render_dot, render_html
     from planlineage.printable import visible
 
     if not args.events and not args.state:
@@ -63,16 +64,22 @@ def cmd_graph(args) -> int:
         print("planlineage graph: nothing to draw: the inputs hold no job and no dataset.", file=sys.stderr)
         return EXIT_FAILED
     nodes = drawn_nodes(graph)
-    if nodes > limit:
+    data = page_data(graph, limit=limit) if args.format == "html" else None
+    if nodes > limit:  # a first picture, never nothing: the busiest part, and a search over all
         print(
             f"planlineage graph: {nodes} nodes ({nodes - len(graph.datasets)} jobs, {len(graph.datasets)} datasets) "
-            f"are more than a graph draws (--max-nodes {limit}); draw a part: --job NAME (one job or STATEMENT SET, "
-            "with everything upstream and downstream) or --namespace NS (the jobs of a job namespace, or that read or "
-            "write a dataset namespace such as kafka://broker:9092), or raise --max-nodes.",
+            f"are more than a graph draws whole (--max-nodes {limit}): drew the busiest part"
+            f"{' (the page searches all of them)' if data else ''}; draw another part with --job NAME (one job or "
+            "STATEMENT SET, with everything upstream and downstream) or --namespace NS (the jobs of a job namespace, "
+            "or that read or write a dataset namespace such as kafka://broker:9092), or raise --max-nodes.",
             file=sys.stderr,
         )
-        return EXIT_FAILED
-    text = render_html(graph) if args.format == "html" else render_dot(graph)
+    if data is not None:
+        text = render_html(graph, data=data)
+    else:
+        from planlineage.graph.focus import focus_graph
+
+        text = render_dot(focus_graph(graph, limit=limit)[0])
     if not args.out:
         sys.stdout.write(text)
         return EXIT_OK

@@ -28,7 +28,7 @@ def _say(text: str) -> None:
 
 def cmd_ui(args) -> int:
     from planlineage.doctor import UnreadableInput
-    from planlineage.graph import build
+    from planlineage.graph import page_data
     from planlineage.graph.server import LiveGraph, is_loopback, resolve_token, serve
     from planlineage.printable import visible
 
@@ -38,7 +38,7 @@ def cmd_ui(args) -> int:
     if not 0 <= args.port <= 65535:
         _say("planlineage ui: --port must be between 0 and 65535.")
         return EXIT_FAILED
-    live = LiveGraph(lambda: build(args.events, state=args.state, rules=args.rules), args.events, args.state)
+    live = LiveGraph(files=args.events, state=args.state, rules=args.rules, page=lambda g, around: page_data(g, around))
     try:
         live.refresh()
     except UnreadableInput as error:

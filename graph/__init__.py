@@ -6,8 +6,10 @@ rendered as one self-contained HTML page or as Graphviz DOT.
     Path("lineage.html").write_text(render_html(graph))
 
 Modules: model (the graph), layout (layers, crossing reduction, coordinates), view (the page's data:
-places, routed edges, states, column lineage), html (the page and its assets/), server (`planlineage
-ui`), dot (DOT, also for `extract --format dot`).
+places, routed edges, states, column lineage), focus (a large estate's first picture: its busiest
+part, and a search index of all), html (the page and its assets/), server (`planlineage ui`: live.py
+reads what was appended, connections.py bounds the connections), dot (DOT, also for `extract
+--format dot`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .dot import lineage_to_graph, render_dot, script_dot
+from .focus import MAX_NODES, drawn_nodes, page_data
 from .html import render_html, render_shell
 from .model import LineageGraph, add_event, add_splits, finish, from_events, restrict_to_job, restrict_to_namespace
-
-#: Nodes (jobs and datasets) a page or DOT graph draws at most, unless told otherwise: beyond a
-#: few thousand, a browser spends minutes on the page and nobody can read it.
-MAX_NODES = 5000
 
 
 def build(
@@ -42,15 +41,11 @@ def build(
     return restrict_to_job(graph, job) if job else graph
 
 
-def drawn_nodes(graph: LineageGraph) -> int:
-    """The nodes a page draws: datasets, and jobs other than a STATEMENT SET drawn as a box."""
-    return len(graph.datasets) + len(graph.jobs) - len(graph.group_only())
-
-
 __all__ = [
     "build",
     "drawn_nodes",
     "MAX_NODES",
+    "page_data",
     "render_html",
     "render_shell",
     "render_dot",

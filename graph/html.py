@@ -25,6 +25,18 @@ from .model import LineageGraph
 from .view import STATE_NAMES, view
 
 _ASSETS = Path(__file__).resolve().parent / "assets"
+#: Every colour the page draws besides the run states has its key (tests/graph/test_ui.py
+#: collects the colours drawn and finds each in the legend): (class, text, tooltip).
+LEGEND = (
+    ("no-state", "no run state", "a job no run state was read for"),
+    ("dataset", "dataset", "a dataset"),
+    ("split", "split", "a dataset named differently elsewhere (see the doctor)"),
+    ("group", "STATEMENT SET", "the jobs of one STATEMENT SET"),
+    ("agg", "namespace", "a collapsed namespace's datasets"),
+    ("pick", "selected / search hit", "the selected node, or a search hit"),
+    ("col", "column lineage", "the selected column and its upstream columns"),
+    ("dim", "not a hit", "not matching the search"),
+)
 
 
 def _json_for_script(data: dict) -> str:
@@ -40,6 +52,7 @@ def _page(title: str, body_data: str, api: str | None) -> str:
     css = (_ASSETS / "page.css").read_text(encoding="utf-8")
     script = (_ASSETS / "page.js").read_text(encoding="utf-8")
     legend = "".join(f'<span class="key state-{s}" title="last run: {s}">{s}</span>' for s in STATE_NAMES)
+    legend += "".join(f'<span class="key {cls}" title="{why}">{text}</span>' for cls, text, why in LEGEND)
     depth = "".join(f'<option value="{n}">{n} hop{"s" if n > 1 else ""}</option>' for n in (1, 2, 3, 4, 6, 8, 12))
     api_attr = f' data-api="{escape(api)}"' if api else ""
     return (
@@ -48,7 +61,7 @@ def _page(title: str, body_data: str, api: str | None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<style>{css}</style></head><body{api_attr}>"
         "<header><strong>planlineage</strong>"
-        '<span id="counts"></span><span id="live" class="hint"></span>'
+        '<span id="counts"></span><span id="focus" class="hint"></span><span id="live" class="hint"></span>'
         '<input id="search" type="search" placeholder="search names" aria-label="search names">'
         '<input id="job-filter" list="job-names" placeholder="filter by job" aria-label="filter by job">'
         '<datalist id="job-names"></datalist>'
@@ -59,15 +72,14 @@ def _page(title: str, body_data: str, api: str | None) -> str:
         '<button id="fit" type="button">fit</button>'
         '<button id="zoom-in" type="button" aria-label="zoom in">+</button></span>'
         '<details id="namespaces"><summary>collapse namespaces</summary><div id="ns-list"></div></details>'
-        f'<span class="legend" id="legend">{legend}<span class="key dataset">dataset</span>'
-        '<span class="key split">split</span><span class="key group">STATEMENT SET</span></span>'
+        f'<span class="legend" id="legend">{legend}</span>'
         "</header>"
         '<main id="main"><div id="canvas"><svg id="graph" xmlns="http://www.w3.org/2000/svg" role="group" '
         'aria-label="lineage graph"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" '
         'markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
         'class="arrowhead"/></marker></defs><g id="viewport"><g id="overview"></g><g id="groups"></g>'
         '<g id="edges"></g><g id="nodes"></g><g id="collapsed"></g><g id="columns"></g></g></svg>'
-        '<div id="mode" class="hint"></div></div>'
+        '<div id="mode" class="hint"></div><div id="found" hidden></div></div>'
         '<div id="resizer" role="separator" aria-orientation="vertical" aria-label="resize the facets panel" '
         'tabindex="0"></div>'
         '<aside id="panel"><button id="panel-toggle" type="button" aria-expanded="true" '
@@ -77,10 +89,10 @@ def _page(title: str, body_data: str, api: str | None) -> str:
     )
 
 
-def render_html(graph: LineageGraph, title: str = "planlineage lineage") -> str:
-    """The static page: the data embedded."""
-    data = f'<script id="graph-data" type="application/json">{_json_for_script(view(graph))}</script>'
-    return _page(title, data, None)
+def render_html(graph: LineageGraph, title: str = "planlineage lineage", data: dict[str, Any] | None = None) -> str:
+    """The static page: the data embedded (`data`: focus.page_data's, else the whole graph's)."""
+    embedded = _json_for_script(view(graph) if data is None else data)
+    return _page(title, f'<script id="graph-data" type="application/json">{embedded}</script>', None)
 
 
 def render_shell(title: str = "planlineage lineage", api: str = "api/graph") -> str:

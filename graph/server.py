@@ -1,13 +1,15 @@
 """`planlineage ui`: the lineage page served live, read only, on the standard library's HTTP server.
 
     GET /            the page (no data of its own; its script fetches and polls the endpoint)
-    GET /api/graph   the page's data as JSON (view.view), with an ETag: a poll answers 304 until
-                     the inputs change
+    GET /api/graph   the page's data as JSON (focus.page_data), with an ETag: a poll answers 304
+                     until the inputs change; `?around=ID`: a large estate's part around a node;
+                     X-Lineage-Status says `ok`, or `unreadable` with the problem and since when
 
-Nothing else: every other method is 405, every other path 404. The inputs (event files, the
-state store) are read again when they change (checked every second; a shared PostgreSQL store,
-which has no file to look at, every few seconds), so a new run or a state change is on the page
-within a poll (2 s) of the rebuild.
+Nothing else: every other method is 405, every other path 404. What was appended to the event
+files is read when they change (live.py: checked every second; the state store, or a shared
+PostgreSQL store, which has no file to look at, every few seconds), so a new run or a state change
+is on the page within a poll (2 s) of the read. Connections are bounded (connections.py): a request
+costs a thread only once its head is whole, and is checked (Host, token) at once.
 
 Bound to loopback, it answers requests whose Host is a loopback name only (a web page of another
 site cannot read it through DNS rebinding). Bound to any other address it requires a token on the
@@ -19,25 +21,21 @@ server nor its logs); no request is logged.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
+import io
 import ipaddress
 import os
 import threading
-import time
-from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from urllib.parse import urlsplit
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs, quote, urlsplit
 
-from .html import render_shell, view_json
-from .model import LineageGraph
-from .view import view
+from .connections import BoundedServer, SocketWriter
+from .html import render_shell
+from .live import CHECK_SECONDS, SHARED_STORE_SECONDS, LiveGraph
 
-#: Seconds between two looks at the inputs; a store without a file to stat is read again every
-#: SHARED_STORE_SECONDS.
-CHECK_SECONDS = 1.0
-SHARED_STORE_SECONDS = 4.0
+__all__ = ["CHECK_SECONDS", "SHARED_STORE_SECONDS", "LiveGraph", "UiServer", "is_loopback", "resolve_token", "serve"]
+
 TOKEN_SETTING = "lineage.ui-token"
 
 
@@ -50,82 +48,22 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class LiveGraph:
-    """The current JSON of the inputs, rebuilt when they change; a rebuild that fails keeps the
-    last good graph (and says why in `problem`)."""
-
-    def __init__(self, build: Callable[[], LineageGraph], files: Sequence[str], state: bool) -> None:
-        self._build = build
-        self._files = [Path(f) for f in files]
-        self._state = state
-        self._lock = threading.Lock()
-        self._signature: object = None
-        self.body = b""
-        self.etag = ""
-        self.problem = ""
-        self.version = 0
-
-    def _state_signature(self) -> object:
-        if not self._state:
-            return None
-        from planlineage.store import store_url
-        from planlineage.store.sqlite import DB_NAME, home_dir
-
-        if store_url()[0]:  # a shared store: no file to look at
-            return int(time.monotonic() // SHARED_STORE_SECONDS)
-        db = home_dir() / DB_NAME
-        return tuple(_stat(Path(str(db) + suffix)) for suffix in ("", "-wal"))
-
-    def signature(self) -> object:
-        return (tuple(_stat(f) for f in self._files), self._state_signature())
-
-    def refresh(self) -> bool:
-        """Rebuilds when the inputs changed; True when the JSON changed. Raises the build's error
-        only on the first build (nothing to serve yet)."""
-        with self._lock:
-            signature = self.signature()
-            if signature == self._signature:
-                return False
-            try:
-                body = view_json(view(self._build()))
-            except Exception as error:  # the last good graph stays served; the page says why
-                if not self.body:
-                    raise
-                self.problem = f"inputs could not be read again ({type(error).__name__}: {error})"
-                return False
-            self._signature = signature
-            self.problem = ""
-            etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
-            if etag == self.etag:
-                return False
-            self.body, self.etag = body, etag
-            self.version += 1
-            return True
-
-    def watch(self, stop: threading.Event, say: Callable[[str], None]) -> None:
-        said = ""
-        while not stop.wait(CHECK_SECONDS):
-            try:
-                self.refresh()
-            except Exception:  # never raised after the first build; the thread must not die
-                pass
-            if self.problem and self.problem != said:
-                say(f"planlineage ui: {self.problem}; the page keeps showing the last graph read")
-            said = self.problem
-
-
-def _stat(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
 class _Handler(BaseHTTPRequestHandler):
-    server: UiServer
+    """One request whose head the server has read whole (connections.py): parsed from that head,
+    answered on the connection."""
+
+    server: UiServer  # type: ignore[assignment]
     server_version = "planlineage-ui"
     sys_version = ""
+    timeout = None
+
+    def setup(self) -> None:
+        self.connection, head = self.request
+        self.rfile = io.BytesIO(head)
+        self.wfile = SocketWriter(self.connection)
+
+    def finish(self) -> None:
+        self.wfile.flush()
 
     def log_message(self, format: str, *args) -> None:  # no request is logged anywhere
         return
@@ -182,11 +120,17 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 return
             live = self.server.live
-            etag, body = live.etag, live.body
+            status = {"X-Lineage-Status": "ok"}
+            if live.problem:  # the page shows it, and the graph as stale (percent-encoded: any text)
+                status = {"X-Lineage-Status": "unreadable", "X-Lineage-Problem": quote(live.problem, safe=" :/,;()'"),
+                          "X-Lineage-Since": live.problem_since}  # fmt: skip
+            around = parse_qs(urlsplit(self.path).query).get("around")
+            found = live.around(around[0]) if around else None
+            etag, body = found if found else (live.etag, live.body)
             if self.headers.get("If-None-Match") == etag:
-                self._send(304, b"", "application/json", {"ETag": etag})
+                self._send(304, b"", "application/json", {"ETag": etag, **status})
             else:
-                self._send(200, body, "application/json", {"ETag": etag})
+                self._send(200, body, "application/json", {"ETag": etag, **status})
         elif path == "/favicon.ico":
             self._send(204, b"", "image/x-icon")
         else:
@@ -200,18 +144,17 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _read_only
 
 
-class UiServer(ThreadingHTTPServer):
-    daemon_threads = True
+class UiServer(BoundedServer):
+    """The page and its data on loopback or beyond, connections bounded (connections.py)."""
 
     def __init__(self, address: tuple[str, int], live: LiveGraph, token: str | None) -> None:
-        if ":" in address[0]:
-            import socket
-
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
+        super().__init__(address, self._answer)
         self.live = live
         self.token = token
         self.page = render_shell().encode("utf-8")
+
+    def _answer(self, connection, head: bytes, client: tuple) -> None:
+        _Handler((connection, head), client, self)  # type: ignore[arg-type]
 
 
 def resolve_token(host: str, environ: dict[str, str] | None = None) -> tuple[str | None, bool]:

@@ -4,6 +4,7 @@
   "use strict";
   const SVGNS = "http://www.w3.org/2000/svg";
   const HEIGHT = 34;
+  const ROW = 46, TOP = 40, GROUP_GAP = 26, LAYER_GAP = 90; // layout.py's: a filtered view is laid out alike
   const DETAIL_MAX = 1500; // more nodes in view than this: drawn as an overview (shapes, no names)
   const MIN_K = 0.005, MAX_K = 4, FIT_MAX_K = 1.25, PAD = 30;
   const POLL_MS = 2000;
@@ -36,6 +37,11 @@
   const drawnEdges = new Map();
   let token = null;
   let etag = null;
+  let around = null; // a large estate's part asked of `planlineage ui` (a node id), or null: its first picture
+  let refit = false;
+  let pollNow = null; // asks the server at once (the served page) // the next data is another part: fit it
+  // what is drawn: the whole layout, or (job filter, depth) the nodes shown laid out on their own
+  let scene = { nodes: [], byId, edges: [], groups: [] };
 
   // -- helpers ----------------------------------------------------------------------------------
   function el(tag, text, cls) {
@@ -62,6 +68,7 @@
     data.groups.forEach((g) => groupById.set(g.id, g));
     data.edges.forEach((e) => { push(out, e[0], e[1]); push(inc, e[1], e[0]); });
     document.getElementById("counts").textContent = data.counts;
+    document.getElementById("focus").textContent = data.focus ? data.focus.text : "";
     const list = document.getElementById("job-names");
     list.replaceChildren(...data.jobs.map((j) => { const o = document.createElement("option"); o.value = j; return o; }));
     const nsList = document.getElementById("ns-list");
@@ -79,7 +86,8 @@
     if (column && !byId.has(column.id)) column = null;
     computeShown();
     computeColumns();
-    if (first) fit(); else draw();
+    if (first || refit) fit(); else draw();
+    refit = false;
     if (selected && !first) showDetails(selected);
   }
 
@@ -88,7 +96,7 @@
   function boundsOf(ids) {
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     ids.forEach((id) => {
-      const n = byId.get(id);
+      const n = scene.byId.get(id);
       if (!n) return;
       x0 = Math.min(x0, n.x); y0 = Math.min(y0, n.y - (n.group ? 24 : 0));
       x1 = Math.max(x1, n.x + n.w); y1 = Math.max(y1, n.y + HEIGHT + (column ? 14 : 0));
@@ -188,7 +196,7 @@
     const gx1 = (w - view.x) / view.k + m, gy1 = (h - view.y) / view.k + m;
     const inView = (x0, y0, x1, y1) => x1 >= gx0 && x0 <= gx1 && y1 >= gy0 && y0 <= gy1;
     const visibleNodes = [];
-    data.nodes.forEach((n) => {
+    scene.nodes.forEach((n) => {
       if (isShown(n.id) && !folded(n) && inView(n.x, n.y, n.x + n.w, n.y + HEIGHT)) visibleNodes.push(n);
     });
     if (visibleNodes.length > DETAIL_MAX) { drawOverview(visibleNodes, inView); return; }
@@ -204,9 +212,9 @@
     });
     const agg = drawCollapsed(inView);
     const wantEdges = new Set();
-    data.edges.forEach((e, i) => {
+    scene.edges.forEach((e, i) => {
       if (!isShown(e[0]) || !isShown(e[1])) return;
-      const a = byId.get(e[0]), b = byId.get(e[1]);
+      const a = scene.byId.get(e[0]), b = scene.byId.get(e[1]);
       if (folded(a) || folded(b)) return;
       const bb = e[3];
       if (inView(bb[0], bb[1], bb[2], bb[3])) wantEdges.add(i);
@@ -214,7 +222,7 @@
     drawnEdges.forEach((p, i) => { if (!wantEdges.has(i)) { p.remove(); drawnEdges.delete(i); } });
     wantEdges.forEach((i) => {
       let p = drawnEdges.get(i);
-      const e = data.edges[i];
+      const e = scene.edges[i];
       if (!p) {
         p = sv("path", { d: e[2], "marker-end": "url(#arrow)" });
         p.dataset.a = e[0]; p.dataset.b = e[1];
@@ -224,7 +232,7 @@
     });
     agg.edges.forEach((d) => layer.collapsed.prepend(sv("path", { class: "edge", d, "marker-end": "url(#arrow)" })));
     layer.groups.replaceChildren();
-    data.groups.forEach((grp) => {
+    scene.groups.forEach((grp) => {
       if (!grp.children.some((c) => isShown(c))) return;
       if (!grp.boxes.some(([x, y, bw, bh]) => inView(x, y, x + bw, y + bh))) return;
       const g = sv("g", { id: grp.id, class: "group node" + (grp.id === selected ? " selected" : "") });
@@ -248,7 +256,7 @@
     if (overviewVersion !== version) {
       overviewVersion = version;
       const paths = new Map();
-      data.nodes.forEach((n) => {
+      scene.nodes.forEach((n) => {
         if (!isShown(n.id) || folded(n)) return;
         let cls = "node " + n.kind + (n.state ? " state-" + n.state : "") + (n.split ? " split" : "");
         if (hits) cls += hits.has(n.id) ? " hit" : " dim";
@@ -256,7 +264,7 @@
         paths.get(cls).push(`M${n.x},${n.y}h${n.w}v${HEIGHT}h${-n.w}z`);
       });
       const edgeParts = [];
-      data.edges.forEach((e) => { if (isShown(e[0]) && isShown(e[1])) edgeParts.push(e[2]); });
+      scene.edges.forEach((e) => { if (isShown(e[0]) && isShown(e[1])) edgeParts.push(e[2]); });
       const parts = [sv("path", { class: "edge overview-edge", d: edgeParts.join(" ") })];
       paths.forEach((d, cls) => { const g = sv("g", { class: cls }); g.appendChild(sv("path", { d: d.join(" ") })); parts.push(g); });
       layer.overview.replaceChildren(...parts);
@@ -264,7 +272,7 @@
     let named = 0;
     const namedIds = [...focus, ...(hits ? Array.from(hits).slice(0, 200) : [])];
     namedIds.forEach((id) => {
-      const n = byId.get(id);
+      const n = scene.byId.get(id);
       if (!n || drawnNodes.has(id) || !isShown(id) || !inView(n.x, n.y, n.x + n.w, n.y + HEIGHT)) return;
       const g = makeNode(n);
       g.setAttribute("class", nodeClasses(n));
@@ -278,7 +286,7 @@
     const result = { edges: [] };
     if (!collapsed.size) return result;
     const buckets = new Map();
-    data.nodes.forEach((n) => {
+    scene.nodes.forEach((n) => {
       if (!folded(n) || !isShown(n.id)) return;
       push(buckets, n.ns + "\u0000" + n.layer, n);
     });
@@ -302,13 +310,13 @@
       layer.collapsed.appendChild(g);
     });
     const seen = new Set();
-    data.edges.forEach((e) => {
+    scene.edges.forEach((e) => {
       if (!rep.has(e[0]) && !rep.has(e[1])) return;
       if (!isShown(e[0]) || !isShown(e[1])) return;
       const a = rep.get(e[0]) || e[0], b = rep.get(e[1]) || e[1];
       if (seen.has(a + " " + b)) return;
       seen.add(a + " " + b);
-      const p = boxes.get(a) || byId.get(a), q = boxes.get(b) || byId.get(b);
+      const p = boxes.get(a) || scene.byId.get(a), q = boxes.get(b) || scene.byId.get(b);
       const x1 = p.x + p.w, y1 = p.y + HEIGHT / 2, x2 = q.x, y2 = q.y + HEIGHT / 2;
       const bend = Math.max(40, (x2 - x1) / 2);
       result.edges.push(`M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`);
@@ -327,9 +335,21 @@
     const todo = [[column.id, column.name]];
     const seen = new Set([column.id + "\u0000" + column.name]);
     const external = [];
+    // the same table under another spelling (a doctor's split): the job that wrote it may have
+    // named it so, and its column lineage is there; the walk goes on through every spelling
+    const spellings = (id) => {
+      const d = data.details[id];
+      return [id, ...((d && d.split && d.split.others) || []).map((o) => o.id).filter((o) => o && byId.has(o))];
+    };
     while (todo.length) {
       const [id, c] = todo.pop();
-      ((data.columns[id] || {})[c] || []).forEach(([src, ns, name, field, how]) => {
+      const rows = [];
+      spellings(id).forEach((same) => {
+        const own = (data.columns[same] || {})[c];
+        if (same !== id && (own || (byId.get(same).columns || []).includes(c))) addCol(same, c);
+        (own || []).forEach((row) => rows.push(row));
+      });
+      rows.forEach(([src, ns, name, field, how]) => {
         if (!src) { external.push([ns, name, field, how, id, c]); return; }
         addCol(src, field);
         edges.push([src, field, id, c, how]);
@@ -343,7 +363,7 @@
     layer.columns.replaceChildren();
     if (!columnView) return;
     columnView.edges.forEach(([src, sc, dst, dc, how]) => {
-      const a = byId.get(src), b = byId.get(dst);
+      const a = scene.byId.get(src), b = scene.byId.get(dst);
       if (!a || !b || !isShown(src) || !isShown(dst)) return;
       const x1 = a.x + a.w, y1 = a.y + HEIGHT + 7, x2 = b.x, y2 = b.y + HEIGHT + 7;
       const bend = Math.max(40, Math.abs(x2 - x1) / 2);
@@ -357,7 +377,7 @@
       }
     });
     columnView.cols.forEach((names, id) => {
-      const n = byId.get(id);
+      const n = scene.byId.get(id);
       if (!n || !isShown(id)) return;
       let x = n.x + 8;
       Array.from(names).forEach((c) => {
@@ -410,7 +430,10 @@
     if (name) {
       const starts = jobStarts(name);
       starts.forEach((id) => focus.add(id));
+      const elsewhere = !starts.size && indexed((row) => row[1] === "job" && row[3] === name);
       if (starts.size) shown = new Set([...reach(starts, out, 0), ...reach(starts, inc, 0)]);
+      else if (elsewhere.length && api) goAround(elsewhere[0][0]);
+      else if (elsewhere.length) { jobFilter.classList.add("invalid"); jobFilter.title = "not in this page: planlineage graph --job " + name + " draws it"; }
       else { jobFilter.classList.add("invalid"); jobFilter.title = "no job of that name"; }
     }
     const depth = +depthBox.value;
@@ -427,6 +450,83 @@
         if (isShown(n.id) && (n.name.toLowerCase().includes(q) || n.ns.toLowerCase().includes(q))) hits.add(n.id);
       });
     }
+    showElsewhere(q);
+    buildScene();
+  }
+  // -- a large estate: the page holds a part of it; the search looks through the index of all --------
+  function indexed(test) { return (data.index || []).filter((row) => !byId.has(row[0]) && test(row)); }
+  const found = document.getElementById("found");
+  function showElsewhere(q) {
+    found.replaceChildren();
+    const rows = q ? indexed((row) => row[3].toLowerCase().includes(q) || row[2].toLowerCase().includes(q)) : [];
+    found.hidden = !rows.length;
+    if (!rows.length) return;
+    found.appendChild(el("div", rows.length + " more match(es) outside this picture" + (api ? ": pick one to draw its part" : ""), "hint"));
+    const list = el("ul");
+    rows.slice(0, 40).forEach(([id, kind, ns, name]) => {
+      const li = el("li");
+      if (api) {
+        const b = el("button", name, "elsewhere");
+        b.type = "button"; b.title = kind + " in " + ns; b.dataset.id = id;
+        b.addEventListener("click", () => goAround(id));
+        li.appendChild(b);
+      } else {
+        li.appendChild(el("span", name + " — planlineage graph " + (kind === "job" ? "--job " + name : "--namespace " + ns) + " draws it"));
+      }
+      list.appendChild(li);
+    });
+    found.appendChild(list);
+  }
+  function goAround(id) {
+    around = id; selected = id; refit = true; etag = null;
+    writeHash();
+    if (pollNow) pollNow();
+  }
+  // A filtered view is laid out on its own (whole-graph places left its labels ~7 px high): the
+  // layers it uses side by side, each layer's shown nodes stacked in their whole-graph order.
+  function buildScene() {
+    drawnNodes.forEach((g) => g.remove()); drawnNodes.clear();
+    drawnEdges.forEach((p) => p.remove()); drawnEdges.clear();
+    if (shown === null) { scene = { nodes: data.nodes, byId, edges: data.edges, groups: data.groups }; return; }
+    const layers = new Map();
+    data.nodes.forEach((n) => { if (shown.has(n.id)) push(layers, n.layer, n); });
+    const nodes = [], placed = new Map();
+    let x = 20;
+    Array.from(layers.keys()).sort((a, b) => a - b).forEach((l) => {
+      const column = layers.get(l).sort((a, b) => a.y - b.y);
+      let y = TOP, previous = null, widest = 0;
+      column.forEach((n, i) => {
+        const group = n.group || null;
+        if (i && group !== previous) y += GROUP_GAP;
+        const m = Object.assign({}, n, { x, y });
+        nodes.push(m); placed.set(n.id, m);
+        widest = Math.max(widest, n.w);
+        y += ROW; previous = group;
+      });
+      x += widest + LAYER_GAP;
+    });
+    const edges = [];
+    data.edges.forEach((e) => {
+      const a = placed.get(e[0]), b = placed.get(e[1]);
+      if (!a || !b) return;
+      const x1 = a.x + a.w, y1 = a.y + HEIGHT / 2, x2 = b.x, y2 = b.y + HEIGHT / 2;
+      const bend = Math.max(40, Math.abs(x2 - x1) / 2);
+      edges.push([e[0], e[1], `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`,
+        [Math.min(x1, x2) - bend, Math.min(y1, y2), Math.max(x1, x2) + bend, Math.max(y1, y2)]]);
+    });
+    const groups = [];
+    data.groups.forEach((grp) => {
+      const perLayer = new Map();
+      grp.children.forEach((c) => { const k = placed.get(c); if (k) push(perLayer, k.x, k); });
+      if (!perLayer.size) return;
+      const boxes = Array.from(perLayer.values()).map((ks) => {
+        const x0 = Math.min(...ks.map((k) => k.x)) - 8, y0 = Math.min(...ks.map((k) => k.y)) - 24;
+        const x1 = Math.max(...ks.map((k) => k.x + k.w)) + 8, y1 = Math.max(...ks.map((k) => k.y)) + HEIGHT + 10;
+        return [x0, y0, x1 - x0, y1 - y0];
+      });
+      groups.push(Object.assign({}, grp, { boxes }));
+    });
+    scene = { nodes, byId: placed, edges, groups };
   }
   function apply() { computeShown(); fit(); writeHash(); }
   search.addEventListener("input", apply);
@@ -597,6 +697,7 @@
     if (search.value.trim()) p.set("q", search.value.trim());
     if (collapsed.size) p.set("collapse", Array.from(collapsed).join(","));
     if (column) { p.set("column", column.name); if (column.id !== selected) p.set("columnOf", column.id); }
+    if (around) p.set("around", around);
     const text = p.toString();
     if (text !== location.hash.slice(1)) history.replaceState(null, "", text ? "#" + text : location.pathname + location.search);
   }
@@ -614,11 +715,14 @@
     if (depth && Array.from(depthBox.options).some((o) => o.value === depth)) depthBox.value = depth;
     (hash.get("collapse") || "").split(",").filter(Boolean).forEach((ns) => collapsed.add(ns));
     selected = hash.get("node") || null;
+    around = hash.get("around") || null;
     if (hash.get("column")) column = { id: hash.get("columnOf") || selected, name: hash.get("column") };
   }
   window.addEventListener("hashchange", () => {
     if (!data) return;
-    readHash(); computeShown(); computeColumns(); fit(); if (selected) showDetails(selected);
+    const before = around;
+    readHash();
+    if (around !== before) { goAround(around); return; } computeShown(); computeColumns(); fit(); if (selected) showDetails(selected);
   });
 
   // -- start: the embedded data, or the served JSON polled for new runs and states ------------------
@@ -636,24 +740,39 @@
   if (embedded) start(JSON.parse(embedded.textContent));
   else if (api) {
     if (!token) { try { token = sessionStorage.getItem("planlineage-token"); } catch (e) { token = null; } }
+    // the inputs' status comes with every answer (304 too): "live", or unreadable since when, the
+    // graph kept and drawn as stale
+    const status = (r) => {
+      const problem = r.headers.get("X-Lineage-Problem");
+      const stale = r.headers.get("X-Lineage-Status") === "unreadable";
+      body.classList.toggle("stale", stale);
+      live.classList.toggle("problem", stale);
+      live.textContent = stale
+        ? "inputs unreadable since " + (r.headers.get("X-Lineage-Since") || "?") + ": " + decodeURIComponent(problem || "") + " (the graph shown is the last one read)"
+        : "live";
+    };
+    let timer = null, asked = 0;
     const poll = () => {
+      const ask = ++asked;
+      clearTimeout(timer);
       const headers = {};
       if (token) headers.Authorization = "Bearer " + token;
       if (etag) headers["If-None-Match"] = etag;
-      fetch(api, { headers, cache: "no-store" })
+      fetch(api + (around ? "?around=" + encodeURIComponent(around) : ""), { headers, cache: "no-store" })
         .then((r) => {
-          if (r.status === 304) return null;
+          if (ask !== asked) return null; // a later question (another part) was asked meanwhile
+          if (r.status === 304) { status(r); return null; }
           if (r.status === 401) { live.textContent = "no access: open the URL `planlineage ui` printed (it holds the token)"; return null; }
           if (!r.ok) { live.textContent = "server answered " + r.status; return null; }
           etag = r.headers.get("ETag");
+          status(r);
           return r.json();
         })
-        .then((next) => {
-          if (next) { if (data === null) start(next); else load(next); live.textContent = "live"; }
-        })
-        .catch(() => { live.textContent = "server not reachable: retrying"; })
-        .finally(() => setTimeout(poll, POLL_MS));
+        .then((next) => { if (next && ask === asked) { if (data === null) start(next); else load(next); } })
+        .catch(() => { live.textContent = "server not reachable: retrying"; body.classList.add("stale"); })
+        .finally(() => { if (ask === asked) timer = setTimeout(poll, POLL_MS); });
     };
+    pollNow = poll;
     poll();
   }
 })();

@@ -74,12 +74,11 @@ def overlap(a: dict, b: dict) -> bool:
 
 @contextmanager
 def served(argv: list[str], env: dict[str, str] | None = None) -> Iterator[str]:
-    """`planlineage ui ARGV --port 0` in a thread of this process; yields its base URL."""
-    from planlineage.graph import build
+    """`planlineage ui --events ARGV --port 0` in a thread of this process; yields its base URL."""
+    from planlineage.graph import page_data
     from planlineage.graph.server import LiveGraph, UiServer
 
-    events = argv
-    live = LiveGraph(lambda: build(events), events, False)
+    live = LiveGraph(files=argv, page=lambda graph, around: page_data(graph, around))
     live.refresh()
     server = UiServer(("127.0.0.1", 0), live, (env or {}).get("token"))
     stop = threading.Event()

@@ -57,16 +57,21 @@ def _estate(tmp_path, jobs: int = 30):
     return events
 
 
-def test_too_many_nodes_says_how_to_draw_a_part(tmp_path, capsys):
+def test_too_many_nodes_draws_the_busiest_part_with_a_search_over_all(tmp_path, capsys):
+    # over --max-nodes the page used to be refused (exit 2, nothing written): a first picture, never nothing
     events = _estate(tmp_path)
     out = tmp_path / "page.html"
-    assert main(["graph", "--events", str(events), "--out", str(out), "--max-nodes", "20"]) == 2
+    assert main(["graph", "--events", str(events), "--out", str(out), "--max-nodes", "20"]) == 0
     err = capsys.readouterr().err
-    assert "93 nodes (31 jobs, 62 datasets)" in err and "--max-nodes 20" in err
+    assert "93 nodes (31 jobs, 62 datasets)" in err and "--max-nodes 20" in err and "busiest part" in err
     assert "--job NAME" in err and "--namespace NS" in err and "Traceback" not in err
-    assert not out.exists()
-    assert main(["graph", "--events", str(events), "--format", "dot", "--max-nodes", "20"]) == 2
-    assert "--namespace NS" in capsys.readouterr().err
+    data = _data(out.read_text())
+    assert 0 < len(data["nodes"]) <= 20 and data["focus"]["total"] == 93
+    assert data["counts"] == "31 job(s), 62 dataset(s), 0 split(s)"  # the estate's, not the part's
+    assert {row[3] for row in data["index"]} >= {"job0", "job29", "reader", "out7", "db.public.t"}  # searchable
+    assert main(["graph", "--events", str(events), "--format", "dot", "--max-nodes", "20"]) == 0
+    captured = capsys.readouterr()
+    assert "--namespace NS" in captured.err and captured.out.count("->") >= 1
     # a job namespace: its jobs and their datasets
     assert (
         main(["graph", "--events", str(events), "--out", str(out), "--max-nodes", "20", "--namespace", "team-a"]) == 0
