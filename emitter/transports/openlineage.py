@@ -154,7 +154,7 @@ class OpenLineageTransport(Transport):
         self.config = config
         self.type = str(config.options["type"]).strip()
         self._secrets = openlineage_config.secrets(config.options)
-        self._worker: threading.Thread | None = None
+        self._sending: threading.Thread | None = None
         self._broker_errors: list[Any] = []
         self._inner = self._build()
 
@@ -229,19 +229,19 @@ class OpenLineageTransport(Transport):
 
     def _send_threaded(self, event: dict[str, Any], end: float) -> Outcome:
         where = self.describe()
-        previous = self._worker
+        previous = self._sending
         if previous is not None and previous.is_alive():
             previous.join(max(0.0, end - time.monotonic()))
             if previous.is_alive():
                 return RetryLater(f"{where}: the previous send has not ended yet", timed_out=True)
         result: list[Outcome] = []
-        worker = threading.Thread(
+        sending = threading.Thread(
             target=lambda: result.append(self._emit(event)), name=f"openlineage-{self.type}", daemon=True
         )
-        self._worker = worker
-        worker.start()
-        worker.join(max(0.0, end - time.monotonic()))
-        if worker.is_alive() or not result:
+        self._sending = sending
+        sending.start()
+        sending.join(max(0.0, end - time.monotonic()))
+        if sending.is_alive() or not result:
             return RetryLater(f"{where} did not answer in time", timed_out=True)
         return result[0]
 
