@@ -382,3 +382,30 @@ def test_a_transport_without_a_mirror_adds_no_listener(store, place):
     said: list[str] = []
     assert listener_conf.spark_entries(settings(store, user_home).list(), {}, said.append) == []
     assert said and "console" in said[0]
+
+
+def run_cli(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    environment = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "user"), "PLANLINEAGE_HOME": str(tmp_path / "h")}
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "planlineage", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        cwd=tmp_path,
+        env=environment,
+        timeout=60,
+    )
+
+
+def test_settings_set_takes_any_kind_the_library_builds_and_refuses_a_typo(tmp_path):
+    assert run_cli(tmp_path, "settings", "set", "lineage.transport", "Kafka").stdout == "lineage.transport = kafka\n"
+    refused = run_cli(tmp_path, "settings", "set", "lineage.transport", "kafak")
+    assert refused.returncode == 2
+    assert "'kafak' is not a transport" in refused.stderr and "kafka" in refused.stderr
+    path = "my_company.lineage.Transport"  # imported where events are sent, not where it is set
+    assert run_cli(tmp_path, "settings", "set", "lineage.transport", path).returncode == 0
+    options = json.dumps({"topic": "t", "config": {"sasl.password": SASL_PASSWORD}})
+    result = run_cli(tmp_path, "settings", "set", "lineage.transport-options", "-", stdin=options + "\n")
+    assert result.returncode == 0 and SASL_PASSWORD not in result.stdout + result.stderr
+    listed = run_cli(tmp_path, "settings", "list")
+    assert "my_company.lineage.Transport" in listed.stdout and SASL_PASSWORD not in listed.stdout
