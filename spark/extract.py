@@ -16,9 +16,10 @@ from planlineage.registry import IdentityConfig
 from planlineage.registry.secrets import redact_sql, redact_text
 from planlineage.spark.client import SparkParser
 from planlineage.spark.columns import analyse
-from planlineage.spark.naming import table_lineage
+from planlineage.spark.naming import table_lineage, trimmed
 from planlineage.spark.provision import ensure
 from planlineage.spark.request import build_request
+from planlineage.spark.trimmers import name_trimming
 from planlineage.spark.walk import Target, walk
 
 
@@ -35,7 +36,8 @@ def extract(
 
     `conf`: the Spark configuration the job is submitted with; only what names tables is read
     (spark.sql.catalogImplementation, spark.sql.hive.metastore.uris / hive.metastore.uris,
-    spark.sql.warehouse.dir). With `columns`, each target whose every write Spark's analyzer
+    spark.sql.warehouse.dir, spark.sql.catalog.*, spark.openlineage.dataset.disabledTrimmers /
+    extraTrimmers). With `columns`, each target whose every write Spark's analyzer
     resolved gets column lineage. Raises ExtractError (bad script), ProvisionError, PlannerError.
     """
     try:
@@ -69,10 +71,13 @@ def lineage_of(
     )
     found = walk(answer["statements"], catalogs - {"spark_catalog"})
     warnings = list(found.warnings)
+    trimming = name_trimming(conf)
+    warnings += trimming.warnings
+    warnings += _openlineage_sets(statements)
     sinks = []
     for target in found.targets:
-        sink = table_lineage(target.source, conf, identity, warnings)
-        inputs = [table_lineage(source, conf, identity, warnings) for source in target.inputs]
+        sink = trimmed(table_lineage(target.source, conf, identity, warnings), trimming)
+        inputs = [trimmed(table_lineage(source, conf, identity, warnings), trimming) for source in target.inputs]
         sinks.append(
             SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs, lifecycle_state_change=target.lifecycle)
         )
@@ -84,6 +89,19 @@ def lineage_of(
         sinks=sinks,
         warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
     )
+
+
+def _openlineage_sets(statements: list[sql_script.Statement]) -> list[str]:
+    """openlineage-spark reads its settings from the application's Spark conf once, when the
+    listener starts (ArgumentParser.parse(SparkConf)); a script's SET only changes the session's
+    SQL conf, which it never reads. Such a SET changes nothing, for the producer nor here."""
+    return [
+        f"statement at line {statement.line}: SET {statement.set_pair[0]} does not reach openlineage-spark, "
+        "which reads its settings from the application's Spark conf when the application starts; "
+        "pass it there (--spark-conf, the app's properties): here it is ignored too"
+        for statement in statements
+        if statement.set_pair and statement.set_pair[0].strip().lower().startswith("spark.openlineage.")
+    ]
 
 
 def column_lineage(target: Target, target_columns: list[str]) -> dict[str, list[ColumnInput]] | None:

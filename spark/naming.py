@@ -30,6 +30,7 @@ from planlineage.document import Column, Dataset, Symlink, TableLineage
 from planlineage.registry import IdentityConfig, resolve
 from planlineage.registry.filesystem import LocationError, filesystem_identity
 from planlineage.registry.javauri import JavaURISyntaxError, parse_java_uri
+from planlineage.spark.trimmers import NameTrimming
 from planlineage.spark.walk import FILE_PROVIDERS, SESSION_CATALOG, Source
 
 
@@ -209,6 +210,15 @@ def table_lineage(
         link = _table_symlink(source, location, conf)
         datasets = [Dataset(namespace=d.namespace, name=d.name, symlinks=[link] if link else []) for d in datasets]
     return TableLineage(table=source.display, connector=connector, datasets=datasets, schema=columns)
+
+
+def trimmed(lineage: TableLineage, trimming: NameTrimming) -> TableLineage:
+    """The table's datasets named as openlineage-spark's DatasetReducer names them: a partition or
+    date folder at the end of the name cut off (the name only: namespace and symlinks stay)."""
+    datasets = [d.model_copy(update={"name": trimming.trim(d.name)}) for d in lineage.datasets]
+    if all(new.name == old.name for new, old in zip(datasets, lineage.datasets)):
+        return lineage
+    return lineage.model_copy(update={"datasets": datasets})
 
 
 def _iceberg_catalog(catalog: str | None, conf: Mapping[str, str]) -> bool:
