@@ -6,8 +6,9 @@ AS`) and views are expanded to the tables under them, a view declared over a pat
 (`CREATE TEMPORARY VIEW v USING … OPTIONS (…)`) is itself a source, tables created in the script
 remember their provider, location and options, and every statement that writes (INSERT
 INTO/OVERWRITE [DIRECTORY], INSERT INTO … REPLACE WHERE, CTAS, RTAS, MERGE INTO, DELETE FROM,
-UPDATE) pairs its target with its own sources. Two statements writing the same target are one
-target with the union of their sources.
+UPDATE) pairs its target with its own sources. A multi-insert (`FROM src INSERT INTO a SELECT …
+INSERT INTO b SELECT …`, a Union of writes to Spark's parser) is one write per INSERT. Two
+statements writing the same target are one target with the union of their sources.
 
 Which node is the output and which the inputs follows openlineage-spark's plan visitors, whatever
 the analyzer turns a statement into on the job's catalog: an INSERT becomes AppendData (or
@@ -25,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from planlineage.spark.plan import Node, name_parts, relations, table_spec, tree, type_name
+from planlineage.spark.plan import Node, name_parts, relations, simple_name, table_spec, tree, type_name
 
 SESSION_CATALOG = "spark_catalog"
 #: Data sources whose data is files at a location (`USING parquet`, Hive's `STORED AS`, lakehouse
@@ -46,6 +47,9 @@ FILE_PROVIDERS = {
 }
 #: Formats Spark reads straight from a path in SQL: parquet.`s3a://bucket/key`.
 PATH_FORMATS = FILE_PROVIDERS - {"hive", "iceberg"}
+
+#: The writes a multi-insert's Union holds, each its own command when Spark runs it.
+MULTI_INSERT_WRITES = ("InsertIntoStatement", "InsertIntoDir")
 
 #: Writes this walk does not pair: named in a warning, never dropped silently.
 UNSUPPORTED_WRITES = {
@@ -163,7 +167,7 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
         if _LIFECYCLE_RANK[lifecycle] > _LIFECYCLE_RANK[entry.lifecycle]:
             entry.lifecycle = lifecycle
 
-    for statement in statements:
+    for statement in (write for item in statements for write in _multi_insert_writes(item)):
         root = tree(statement["plan"])
         ctes: list = []
         # `WITH c AS (…) INSERT INTO t SELECT … FROM c`: the CTEs wrap the write.
@@ -230,6 +234,12 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
             inputs = _inputs(Node(kind, {}, _embedded_trees(root, exclude=("table",))))
             if target is not None:
                 write(target, ([target] if _merge_reads_target(session, target) else []) + inputs)
+        elif kind == "InsertIntoDir" and not extra.get("location"):
+            # Never a name made of a missing value (`hive.`None``): the write is said, not guessed.
+            result.warnings.append(
+                f"statement at line {line}: the directory INSERT OVERWRITE DIRECTORY writes could not be read "
+                "from Spark's plan; its target and sources are not in the lineage"
+            )
         elif kind == "InsertIntoDir":
             location = extra.get("location")
             directory = provider_name(extra.get("provider")) or "hive"
@@ -272,6 +282,52 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
                 "its target and sources are not in the lineage"
             )
     return result
+
+
+def _subtree_sizes(flat: list[dict]) -> list[int]:
+    """Per node of a flat pre-order list, how many entries its subtree takes."""
+    sizes = [1] * len(flat)
+    for index in range(len(flat) - 1, -1, -1):
+        position = index + 1
+        for _ in range(int(flat[index].get("num-children", 0))):
+            sizes[index] += sizes[position]
+            position += sizes[position]
+    return sizes
+
+
+def _multi_insert_writes(statement: dict) -> list[dict]:
+    """A multi-insert (`FROM src INSERT INTO a SELECT … INSERT INTO b SELECT …`, optionally after
+    WITH) as one statement per INSERT: Spark parses it into a Union of writes and runs each as its
+    own command, so openlineage-spark reports each target with the sources of its own SELECT.
+    Any other statement is itself."""
+    flat = statement.get("plan") or []
+    wrapper: list[dict] = []
+    start = 0
+    if flat and simple_name(flat[0].get("class", "")) in ("UnresolvedWith", "WithCTE"):
+        if int(flat[0].get("num-children", 0)) != 1:
+            return [statement]
+        wrapper, start = [flat[0]], 1
+    if start >= len(flat) or simple_name(flat[start].get("class", "")) != "Union":
+        return [statement]
+    sizes = _subtree_sizes(flat)
+    children = []
+    position = start + 1
+    for _ in range(int(flat[start].get("num-children", 0))):
+        children.append(flat[position : position + sizes[position]])
+        position += sizes[position]
+    if not children or any(simple_name(c[0].get("class", "")) not in MULTI_INSERT_WRITES for c in children):
+        return [statement]  # a query's UNION, not a multi-insert
+    extras = (statement.get("extra") or {}).get("writes") or []
+    analyses = (statement.get("analysis") or {}).get("writes") or []
+    return [
+        {
+            **statement,
+            "plan": [*wrapper, *child],
+            "extra": extras[index] if index < len(extras) else {},
+            "analysis": analyses[index] if index < len(analyses) else {},
+        }
+        for index, child in enumerate(children)
+    ]
 
 
 def _embedded_trees(root: Node, exclude: tuple[str, ...]) -> list[Node]:

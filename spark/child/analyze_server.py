@@ -65,9 +65,29 @@ def _scala_map(value) -> dict[str, str]:
     return result
 
 
+#: What a multi-insert (`FROM src INSERT INTO a SELECT … INSERT INTO b SELECT …`) parses into: a
+#: Union whose every child is a write of its own.
+MULTI_INSERT_WRITES = ("InsertIntoStatement", "InsertIntoDir")
+
+
+def _children(plan) -> list:
+    children = plan.children()
+    return [children.apply(i) for i in range(children.size())]
+
+
+def _is_multi_insert(plan) -> bool:
+    children = _children(plan) if plan.getClass().getSimpleName() == "Union" else []
+    return bool(children) and all(c.getClass().getSimpleName() in MULTI_INSERT_WRITES for c in children)
+
+
 def _extra(plan) -> dict:
     """The values `toJSON` renders as null: read where the lineage needs them."""
     kind = plan.getClass().getSimpleName()
+    if kind in ("UnresolvedWith", "WithCTE") and plan.children().size() == 1:
+        # `WITH c AS (…) INSERT OVERWRITE DIRECTORY …`: the CTEs wrap the write whose values these are.
+        return _extra(plan.children().apply(0))
+    if _is_multi_insert(plan):  # one set of values per write, in the Union's order
+        return {"writes": [_extra(child) for child in _children(plan)]}
     if kind == "CreateTempViewUsing":
         return {"options": _scala_map(plan.options())}
     if kind == "InsertIntoDir":
@@ -242,16 +262,26 @@ class Shadows:
                 if columns and not top.get("partitioning"):
                     self._table(_parts(tree[1].get("nameParts")), self._struct(columns))
                 return {}
+            if kind in ("UnresolvedWith", "WithCTE") and _is_multi_insert(plan.children().apply(0)):
+                # WITH … FROM c INSERT … INSERT …: each write's query needs the CTEs; not analysed,
+                # so no column lineage rather than one from a plan that mixes the writes.
+                return {"analyzed": False}
+            if kind == "Union" and _is_multi_insert(plan):
+                # Each INSERT of a multi-insert is analysed on its own, as Spark runs each as its own
+                # command: one analysis per write, in the Union's order.
+                return {"writes": [self._write(child) for child in _children(plan)]}
             if kind == "InsertIntoStatement":
                 return self._query(plan.query())
             if kind == "InsertIntoDir":
                 return self._query(plan.child())
             if kind in V2_WRITES:
                 return self._query(plan.query())
-            if kind in ("UnresolvedWith", "WithCTE") and tree[1].get("class", "").rsplit(".", 1)[-1] in V2_WRITES:
-                # WITH … INSERT INTO t REPLACE WHERE …: the CTEs over the write's query alone.
+            written = tree[1].get("class", "").rsplit(".", 1)[-1] if len(tree) > 1 else ""
+            if kind in ("UnresolvedWith", "WithCTE") and (written in V2_WRITES or written == "InsertIntoDir"):
+                # WITH … INSERT INTO t REPLACE WHERE … / WITH … INSERT OVERWRITE DIRECTORY …: the
+                # CTEs over the write's query alone.
                 children = self.jvm.java.util.ArrayList()
-                children.add(plan.child().query())
+                children.add(plan.child().child() if written == "InsertIntoDir" else plan.child().query())
                 seq = self.jvm.scala.collection.JavaConverters.asScalaBuffer(children).toList()
                 return self._query(plan.withNewChildren(seq))
             if kind in ("CreateTableAsSelect", "ReplaceTableAsSelect"):
@@ -280,6 +310,23 @@ class Shadows:
                 return {"analyzed": False}
             message, _ = _reason(error)
             return {"analyzed": False, "rejected": message.split("; line ")[0]}
+
+    def _write(self, write) -> dict:
+        """One INSERT of a multi-insert: its query, when every table it reads is a shadow."""
+        tree = json.loads(write.toJSON())
+        if not self._all_shadowed(tree):
+            return {"analyzed": False}
+        try:
+            return self._query(write.query() if tree[0]["class"].endswith("InsertIntoStatement") else write.child())
+        except Exception as error:
+            java = _java_error(error)
+            try:
+                condition = java.getErrorClass() if java is not None else None
+            except Exception:  # not a SparkThrowable
+                condition = None
+            if condition in _NOT_KNOWN:
+                return {"analyzed": False}
+            return {"analyzed": False, "rejected": _reason(error)[0].split("; line ")[0]}
 
     def _query(self, query, schema: bool = False) -> dict:
         """Analyses the query a write reads (the target side is left to the real job: a shadow
