@@ -12,10 +12,13 @@ from importlib import resources
 class FlinkVersion:
     minor: str  # "1.20": what users type
     version: str  # "1.20.5": what is installed
+    #: pip requirement lines, each pinned to the sha256 of every file it may install
     requirements: tuple[str, ...]
     batch_compiled_plan: bool
     # JVM options the compile server of this version needs on the Java it runs on (default none)
     java_options: tuple[str, ...] = ()
+    #: What builds a requirement that is a source distribution (installed first, hash-pinned too)
+    build_requirements: tuple[str, ...] = ()
 
 
 @functools.cache  # the files ship with the package: read once per process, not once per job
@@ -32,5 +35,6 @@ def supported() -> dict[str, FlinkVersion]:
                 requirements=tuple(data["requirements"]),
                 batch_compiled_plan=bool(data["batch_compiled_plan"]),
                 java_options=tuple(data.get("java_options", ())),
+                build_requirements=tuple(data.get("build_requirements", ())),
             )
     return dict(sorted(found.items(), key=lambda item: tuple(int(p) for p in item[0].split("."))))

@@ -9,6 +9,11 @@ waited for the lock finds the winner's work), and a failed build leaves nothing 
 What each engine adds (Flink's stand-in connector and class-data archive, Spark's jar check) is
 the ``finish`` step of :meth:`VenvCache.ensure`; the layout, the fingerprint recipe and the
 messages are the same for both, so existing caches stay valid.
+
+Requirements pinned with ``--hash=sha256:...`` are installed in hash-checking mode: every file is
+verified before it is installed, and a source distribution is built with the hash-pinned build
+requirements installed first (no build isolation, which would fetch unverified build tools).
+``uv`` installs when it is found (on PATH or beside this Python), pip otherwise.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ from planlineage.errors import ProvisionError
 MARKER = "ready.json"
 #: pip's lines worth showing while a version installs (the rest is noise).
 PROGRESS_LINES = ("Collecting", "Downloading", "Building", "Installing", "Successfully")
+#: uv's lines worth showing (it says less, and nothing per file while it downloads).
+UV_PROGRESS_LINES = ("Resolved", "Downloading", "Downloaded", "Building", "Built", "Prepared", "Installed", "+ ")
+#: What marks a requirement pinned to its files' hashes (pip's and uv's requirement-file option).
+HASH_OPTION = "--hash="
 #: Seconds between two lines of download progress (pip's own bar is off: its output is not a terminal).
 DOWNLOAD_EVERY = 10.0
 #: ``<cache>/<version>.progress``: the lines of the last provisioning of a version, as it goes, for
@@ -145,6 +154,7 @@ class VenvCache:
         requirements: Iterable[str],
         finish: Callable[[Path, Path, Say], dict],
         *,
+        build_requirements: Iterable[str] = (),
         after: Callable[[Path, Say], None] | None = None,
         first_use: str,
         download: str,
@@ -157,7 +167,8 @@ class VenvCache:
         their dependencies ([2/steps], ``download`` says how big); ``finish(home, venv, say)``
         checks or adds what the engine needs and returns what the marker records besides the
         fingerprint, the version and the seconds taken; ``after(home, say)`` runs once the
-        marker is written (a step that needs the ready venv)."""
+        marker is written (a step that needs the ready venv). ``build_requirements`` are
+        installed before ``requirements`` and build them (see the module's docstring)."""
         say = progress or stderr
         root = self.root()
         home = root / version
@@ -168,10 +179,11 @@ class VenvCache:
             # Another process may have finished while we waited for the lock.
             if not force and ready(home, fingerprint):
                 return home
-            self._build(version, home, fingerprint, list(requirements), finish, after, first_use, download, steps, say)
+            wanted = _Requirements(list(requirements), list(build_requirements))
+            self._build(version, home, fingerprint, wanted, finish, after, first_use, download, steps, say)
         return home
 
-    def _build(self, version, home, fingerprint, requirements, finish, after, first_use, download, steps, say) -> None:
+    def _build(self, version, home, fingerprint, wanted, finish, after, first_use, download, steps, say) -> None:
         started = time.monotonic()
         say = _Recorded(say, home.parent / f"{version}{PROGRESS_SUFFIX}")
         say(f"provisioning {self.engine} {version} in {home} (first use; {first_use})")
@@ -182,24 +194,23 @@ class VenvCache:
             venv = home / "venv"
             say(f"[1/{steps}] creating a virtualenv for {self.engine} {version}")
             self.run([sys.executable, "-m", "venv", str(venv)], "create the virtualenv")
-            say(f"[2/{steps}] installing {' '.join(requirements)} ({download})")
+            tool = installer()
+            say(f"[2/{steps}] installing {wanted.names()} ({download}{wanted.verified()}, with {tool[0]})")
+            downloads = home / "tmp"
+            if wanted.build:
+                self.run(
+                    install_command(tool, venv, wanted.build, downloads, build_isolation=True),
+                    f"install what builds {self.engine} {version}",
+                    stream=say,
+                    downloads=downloads,
+                )
             self.run(
-                [
-                    str(venv / "bin" / "python"),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--no-deps",
-                    "--disable-pip-version-check",
-                    "--progress-bar",
-                    "off",
-                    *requirements,
-                ],
+                install_command(tool, venv, wanted.packages, downloads, build_isolation=not wanted.build),
                 f"install {self.engine} {version}",
                 stream=say,
-                downloads=home / "tmp",
+                downloads=downloads,
             )
-            shutil.rmtree(home / "tmp", ignore_errors=True)
+            shutil.rmtree(downloads, ignore_errors=True)
             record = {"fingerprint": fingerprint, "version": version, **finish(home, venv, say)}
             record["seconds"] = round(time.monotonic() - started, 1)
             (home / MARKER).write_text(json.dumps(record))
@@ -227,7 +238,7 @@ class VenvCache:
             for line in process.stdout:
                 line = line.rstrip()
                 tail = (tail + [line])[-15:]
-                if stream and line.lstrip().startswith(PROGRESS_LINES):  # pip indents a package's steps
+                if stream and line.lstrip().startswith(PROGRESS_LINES + UV_PROGRESS_LINES):  # indented by pip
                     stream("    " + line.lstrip())
                 if watch is not None:
                     watch.line(line)
@@ -239,6 +250,55 @@ class VenvCache:
                 f"could not {what}: {_redacted(' / '.join(tail[-5:])) or 'no output'}. "
                 f"Check network access to the package index, then run `planlineage {self.command} install VERSION`."
             )
+
+
+@dataclass(frozen=True)
+class _Requirements:
+    """What a venv installs: ``packages``, and ``build`` (what builds those that are source
+    distributions), each a list of pip requirement lines."""
+
+    packages: list[str]
+    build: list[str]
+
+    def names(self) -> str:
+        """The requirements as progress says them: without their hashes."""
+        return " ".join(line.split(" ", 1)[0] for line in self.packages)
+
+    def verified(self) -> str:
+        every = self.packages + self.build
+        return ", every file verified by its sha256" if every and all(HASH_OPTION in line for line in every) else ""
+
+
+def installer() -> list[str]:
+    """How packages are installed: ``uv pip`` where uv is found (on PATH, else beside this Python,
+    where ``pip install uv`` puts it: several times faster, and its cache is shared), else the
+    venv's own pip. The first word names the tool in progress lines."""
+    found = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
+    return ["uv", found] if found else ["pip"]
+
+
+def install_command(
+    tool: list[str], venv: Path, requirements: list[str], work: Path, *, build_isolation: bool
+) -> list[str]:
+    """The command that installs ``requirements`` (pip requirement lines) into ``venv``, without
+    their dependencies. Hash-pinned lines are written to a requirements file in ``work`` (the only
+    place pip and uv read ``--hash`` from) and installed with ``--require-hashes``: a file whose
+    sha256 is not listed is refused. Without ``build_isolation`` a source distribution is built
+    with what the venv already holds."""
+    hashed = bool(requirements) and all(HASH_OPTION in line for line in requirements)
+    if hashed:
+        work.mkdir(parents=True, exist_ok=True)
+        listed = work / f"requirements-{hashlib.sha256(chr(10).join(requirements).encode()).hexdigest()[:8]}.txt"
+        listed.write_text("".join(line + "\n" for line in requirements))
+        named = ["--require-hashes", "-r", str(listed)]
+    else:
+        named = list(requirements)
+    isolation = [] if build_isolation else ["--no-build-isolation"]
+    python = str(venv / "bin" / "python")
+    if tool[0] == "uv":
+        return [tool[1], "pip", "install", "--python", python, "--no-deps", *isolation, *named]
+    pip = [python, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--progress-bar", "off"]
+    return [*pip, *isolation, *named]
 
 
 class _Recorded:

@@ -1,8 +1,9 @@
 """Per-version Flink virtualenvs: the analogue of StreamPark's per-version shims class loaders.
 
 Each supported Flink version gets its own virtualenv in a per-user cache with only what compiling
-a plan needs (Flink's jars and py4j), plus the stand-in connector built against that version's
-jars. Provisioning happens on first use, shows its progress on stderr, is safe when several
+a plan needs (Flink's jars, every file verified by the sha256 its `flink-versions/*.toml` lists),
+plus the compile server and stand-ins (planner/java) built against that version's jars by the
+JDK's javac. Provisioning happens on first use, shows its progress on stderr, is safe when several
 processes ask at once (a file lock; the loser finds the winner's work), and is repaired by
 `planlineage flink install VERSION`.
 """
@@ -33,8 +34,10 @@ __all__ = ["ProvisionError", "Provisioned", "cache_root", "ensure", "find_java_t
 CACHE_ENV = "PLANLINEAGE_FLINK_CACHE"
 
 #: Bumped when what provisioning produces changes (2: class-data sharing archive; 3: one class
-#: archive per Java runtime, an AOT cache on Java 25+).
-LAYOUT = 3
+#: archive per Java runtime, an AOT cache on Java 25+; 4: hash-checked installs, no py4j). A
+#: version file's requirements and build requirements are in the fingerprint too: changing one
+#: re-provisions that version.
+LAYOUT = 4
 CACHE = VenvCache(engine="Flink", command="flink", cache_env=CACHE_ENV, cache_dir="flink")
 #: What a first use costs, as provisioning and `watch --check` say it (issue 30 measured 1.20: 368 MB, 100 s).
 FIRST_USE = "a minute or two"
@@ -68,7 +71,7 @@ def resolve_version(requested: str | None) -> FlinkVersion:
 def _fingerprint(flink: FlinkVersion) -> str:
     """Changes when what a venv must contain changes, so an old venv is rebuilt, not trusted."""
     sources = [(str(p.relative_to(_java_root())), p.read_bytes()) for p in sorted(_java_sources(), key=str)]
-    return fingerprint(LAYOUT, flink.version, flink.requirements, sources)
+    return fingerprint(LAYOUT, flink.version, [*flink.requirements, *flink.build_requirements], sources)
 
 
 def _java_root() -> Path:
@@ -96,15 +99,17 @@ def ensure(
     progress: Callable[[str], None] | None = None,
 ) -> Provisioned:
     """The provisioned version, building it first if needed (or again, with `force`): Flink's
-    jars and py4j, the stand-in connector built against them, the planner's class archive for the
-    Java runtime in use (recorded on its own when only another runtime's is there)."""
+    jars, the compile server and stand-ins built against them, the planner's class archive for
+    the Java runtime in use (recorded on its own when only another runtime's is there)."""
     flink = resolve_version(requested)
+    if force or state(flink) != "ready":
+        _jdk_tools()  # before a 370 MB download that could not be used
 
     def finish(home: Path, venv: Path, say: Callable[[str], None]) -> dict:
         lib = _find_lib(venv)
-        say("[3/4] building the stand-in connector against this version's jars")
-        stand_in = _build_stand_in(lib, home, say)
-        return {"lib": str(lib), "stand_in": stand_in is not None}
+        say("[3/4] building the compile server and stand-ins against this version's jars")
+        _build_stand_in(lib, home, say)
+        return {"lib": str(lib), "stand_in": True}
 
     def after(home: Path, say: Callable[[str], None]) -> None:
         say("[4/4] recording a class archive of the planner for this Java runtime (faster JVM starts)")
@@ -115,6 +120,7 @@ def ensure(
         _fingerprint(flink),
         flink.requirements,
         finish,
+        build_requirements=flink.build_requirements,
         after=after,
         first_use=FIRST_USE,
         download=DOWNLOAD,
@@ -157,16 +163,21 @@ def _find_lib(venv: Path) -> Path:
     return found[0]
 
 
-def _build_stand_in(lib: Path, home: Path, say: Callable[[str], None]) -> Path | None:
-    javac = find_java_tool("javac")
-    jar_tool = find_java_tool("jar")
+def _jdk_tools() -> tuple[str, str]:
+    """javac and jar, which build the planner's own jar: its compile server (the JVM every job is
+    compiled in) is in it with the stand-ins, so without a JDK no job of any version compiles."""
+    javac, jar_tool = find_java_tool("javac"), find_java_tool("jar")
     if not javac or not jar_tool:
-        say(
-            "WARNING: no JDK (javac) found: the stand-in connector is not built, so tables whose "
-            "connector jar is absent cannot be compiled. Install a JDK 11+ and run "
-            "`planlineage flink install VERSION`."
+        raise ProvisionError(
+            "no JDK found (javac and jar, in JAVA_HOME/bin or on PATH): provisioning builds the Flink "
+            "planner's compile server with it, and no Flink SQL can be compiled without one (a Java "
+            "runtime alone is not enough). Install a JDK 11+, then run `planlineage flink install VERSION`."
         )
-        return None
+    return javac, jar_tool
+
+
+def _build_stand_in(lib: Path, home: Path, say: Callable[[str], None]) -> Path:
+    javac, jar_tool = _jdk_tools()
     with tempfile.TemporaryDirectory(prefix="planlineage-standin-") as work:
         classes = Path(work) / "classes"
         classes.mkdir()
