@@ -220,20 +220,41 @@ class Settings:
             if name not in SETTINGS or not SETTINGS[name].secret or not sealed.is_sealed(value):
                 continue
             try:
-                key = sealed.load_key(self.home, self.environ)
-                if key is None:
-                    raise sealed.SealError(f"{name} in the shared store is sealed and this node has no store key")
-                opened[name] = sealed.unseal(name, value, key)
+                keys = sealed.load_keys(self.home, self.environ)
+                if not keys:
+                    raise sealed.WrongKey(f"{name} in the shared store is sealed and this node has no store key")
+                opened[name] = sealed.unseal(name, value, keys)
+                if sealed.needs_reseal(value, keys):
+                    self._reseal(name, value, sealed.seal(name, opened[name], keys[0]))
             except sealed.SealError as error:
                 del opened[name]
-                message = (
-                    f"{error}: copy {sealed.key_path(self.home)} from the node where it was set (0600), "
-                    f"or set {sealed.ENV_NAME}; until then {name} is not used"
-                )
+                if isinstance(error, sealed.Damaged):
+                    message = f"{error}; until then {name} is not used"
+                else:
+                    message = (
+                        f"{error}: copy {sealed.key_path(self.home)} from the node where it was set (0600), "
+                        f"or set {sealed.ENV_NAME}; until then {name} is not used"
+                    )
                 if message not in self.problems:
                     self.problems.append(message)
                     log.warning("planlineage: %s", message)
         return opened
+
+    def _reseal(self, name: str, was: str, value: str) -> None:
+        """A value sealed by an earlier release, or with a key that is no longer the current one,
+        sealed again with the current key, only if nobody changed it meanwhile (a node with the
+        key reads it first: the rotation completes as nodes read their settings)."""
+        from planlineage.store.sqlite import StoreError
+
+        def swap(conn) -> None:
+            conn.execute(
+                "UPDATE settings SET value = ?, updated = ? WHERE key = ? AND value = ?", (value, utc_now(), name, was)
+            )
+
+        try:
+            self.store.write(swap)
+        except StoreError:
+            pass  # read-only or busy: the next read reseals it
 
     def _file_values(self) -> dict[str, str]:
         """The file's values, read again only when the file changed (:meth:`_file_mark`), or a

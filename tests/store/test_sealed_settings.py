@@ -132,3 +132,60 @@ def test_a_key_file_others_may_read_is_warned_about(tmp_path, caplog):
         assert sealed.load_key(tmp_path, {}) is not None
     said = [r.getMessage() for r in caplog.records if "store key" in r.getMessage()]
     assert len(said) == 1 and "chmod 600" in said[0] and "0o644" in said[0]
+
+
+def _stored(pg_url, private_home) -> str:
+    store = PostgresStore(pg_url, private_home)
+    try:
+        return store.read(lambda c: c.execute("SELECT value FROM settings WHERE key = 'lineage.token'").fetchone()[0])
+    finally:
+        store.close()
+
+
+def _put(pg_url, private_home, value: str) -> None:
+    store = PostgresStore(pg_url, private_home)
+    try:
+        store.write(lambda c: c.execute("UPDATE settings SET value = ? WHERE key = 'lineage.token'", (value,)))
+    finally:
+        store.close()
+
+
+def test_a_token_sealed_by_an_earlier_release_is_read_then_sealed_again_with_aes_gcm(pg_url, private_home):
+    import base64
+
+    # TOKEN sealed for lineage.token with KEY by the release before v2 (tests/store/test_sealing.py)
+    KEY = b"k" * 32
+    V1_VALUE = "sealed:v1:G3YgE2jlf6O3Gxi-nkssz2jEhoq5-GhirfGJsGpgGYUmtk5X2GoJOBU_0g0v_OKozQEkJExxjKr0LNC2JSyU9GeYl93qOiAUDFpJ0rOP"
+    Settings(PostgresStore(pg_url, private_home), environ={}).set("lineage.token", "placeholder")
+    environ = {sealed.ENV_NAME: base64.urlsafe_b64encode(KEY).decode()}
+    _put(pg_url, private_home, V1_VALUE)
+    assert Settings(PostgresStore(pg_url, private_home), environ=environ).get("lineage.token") == TOKEN
+    now = _stored(pg_url, private_home)
+    assert now.startswith(f"sealed:v2:{sealed.key_id(KEY)}:") and TOKEN not in now
+    assert Settings(PostgresStore(pg_url, private_home), environ=environ).get("lineage.token") == TOKEN
+
+
+def test_a_rotated_key_reseals_what_the_old_one_sealed(pg_url, private_home):
+    import base64
+
+    old, new = b"o" * 32, b"n" * 32
+    text = base64.urlsafe_b64encode
+    Settings(PostgresStore(pg_url, private_home), environ={sealed.ENV_NAME: text(old).decode()}).set(
+        "lineage.token", TOKEN
+    )
+    assert _stored(pg_url, private_home).startswith(f"sealed:v2:{sealed.key_id(old)}:")
+    rotated = {sealed.ENV_NAME: f"{text(new).decode()} {text(old).decode()}"}  # the new key first, the old kept
+    assert Settings(PostgresStore(pg_url, private_home), environ=rotated).get("lineage.token") == TOKEN
+    assert _stored(pg_url, private_home).startswith(f"sealed:v2:{sealed.key_id(new)}:")
+    only_new = {sealed.ENV_NAME: text(new).decode()}  # the old key can go once every value is resealed
+    assert Settings(PostgresStore(pg_url, private_home), environ=only_new).get("lineage.token") == TOKEN
+
+
+def test_a_damaged_token_says_to_set_it_again_not_to_copy_a_key(pg_url, private_home):
+    Settings(PostgresStore(pg_url, private_home), environ={}).set("lineage.token", TOKEN)
+    value = _stored(pg_url, private_home)
+    _put(pg_url, private_home, value[:-8])
+    node = Settings(PostgresStore(pg_url, private_home), environ={})
+    assert node.get("lineage.token") is None
+    (problem,) = node.problems
+    assert "damaged" in problem and "settings set lineage.token" in problem and "copy" not in problem
