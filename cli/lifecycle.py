@@ -308,16 +308,19 @@ def _nothing_waiting(note: str | None) -> str:
     return "no lineage events are waiting" + (f"; {note}" if note else "")
 
 
-def _print_outbox(store, run_id: str | None, out) -> int:
+def _print_outbox(store, run_id: str | None, out, backend: str | None = None) -> int:
     from planlineage.emitter import outbox
     from planlineage.emitter.transports.base import short
 
-    rows = outbox.listing(store, run_id)
+    rows = outbox.listing(store, run_id, backend)
     for row in rows:
         state = row["state"] + (f" {row['wait']:g} s" if row["state"] == "waiting" else "")
         error = f"  {short(row['last_error'], 160)}" if row["last_error"] else ""
+        # a composite transport's backend the row waits for ('' before it is fanned out: all of them)
+        to = f"  -> {row['backend']}" if row["backend"] else ""
         print(
-            f"{row['run_id']}  {row['event_type']:<8} {row['job_name']}  {state}, {row['attempts']} attempt(s){error}",
+            f"{row['run_id']}  {row['event_type']:<8} {row['job_name']}{to}  {state}, "
+            f"{row['attempts']} attempt(s){error}",
             file=out,
         )
     return len(rows)
@@ -335,10 +338,10 @@ def cmd_outbox(args) -> None:
     from planlineage.settings import Settings
 
     if args.outbox_command == "list":
-        if _print_outbox(store, args.run_id, sys.stdout) == 0:
-            print(_nothing_waiting(None if args.run_id else _compiling_note(store)), file=sys.stderr)
+        if _print_outbox(store, args.run_id, sys.stdout, args.backend) == 0:
+            print(_nothing_waiting(None if args.run_id or args.backend else _compiling_note(store)), file=sys.stderr)
         return
-    count = outbox.retry(store, args.run_id)
+    count = outbox.retry(store, args.run_id, args.backend)
     print(f"{count} lineage event(s) put back in line", file=sys.stderr)
     if configured and count:
         report = delivery.flush(store, Settings(store), deadline_seconds=args.timeout)
@@ -412,8 +415,11 @@ def configure(name: str, parser) -> None:
         commands = parser.add_subparsers(dest="outbox_command", required=True)
         listing = commands.add_parser("list", help="every undelivered event: due, waiting (backoff) or parked")
         listing.add_argument("--run", dest="run_id", default=None, help="only this runId")
+        backend_help = "only those for this transport of a composite (its name)"
+        listing.add_argument("--backend", default=None, help=backend_help)
         retry = commands.add_parser("retry", help="put parked events back in line and deliver")
         retry.add_argument("--run", dest="run_id", default=None, help="only this runId")
+        retry.add_argument("--backend", default=None, help=backend_help)
         retry.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
         parser.set_defaults(run=cmd_outbox)
     else:  # _compile-service (internal)

@@ -97,15 +97,18 @@ def prepare(store: Store, names: Sequence[str]) -> None:
         f"OR (status = 'pending' AND backend != '' AND backend NOT IN ({inside})) "
         f"OR (status = 'parked' AND parked = 'backend' AND backend IN ({inside})) LIMIT 1"
     )
-    # A read first: nearly every pass has nothing to prepare, and a write would serialize the nodes.
-    if not store.read(lambda c: c.execute(work, {**params, **keys}).fetchone() is not None, default=False):
-        return
 
     def run(conn) -> None:
+        # Nearly every pass finds nothing to prepare: one cheap look (this write also migrates a
+        # store from before backends, as a pass's first write always has).
+        if conn.execute(work, {**params, **keys}).fetchone() is None:
+            return
         now = conn.clock()
         bound = {"now": now, **keys}
         if named:
-            queued = conn.execute(f"SELECT id FROM outbox WHERE backend = '' AND {_free()}" + conn.skip_locked, bound)
+            queued = conn.execute(
+                f"SELECT id FROM outbox WHERE backend = '' AND {_free()} ORDER BY id" + conn.skip_locked, bound
+            )
             ids = [r["id"] for r in queued.fetchall()]
             for start in range(0, len(ids), _CHUNK):
                 chunk = ids[start : start + _CHUNK]
@@ -113,7 +116,8 @@ def prepare(store: Store, names: Sequence[str]) -> None:
                     conn.execute(
                         "INSERT INTO outbox (backend, run_id, seq, event_type, job_name, payload, created) "
                         f"SELECT ?, run_id, seq, event_type, job_name, payload, created FROM outbox "
-                        f"WHERE id IN ({_marks(chunk)}) ON CONFLICT (backend, run_id, job_name, event_type) DO NOTHING",
+                        f"WHERE id IN ({_marks(chunk)}) ORDER BY id "  # new ids in queue order: claims go by id
+                        "ON CONFLICT (backend, run_id, job_name, event_type) DO NOTHING",
                         (name, *chunk),
                     )
                 conn.execute(f"DELETE FROM outbox WHERE id IN ({_marks(chunk)})", tuple(chunk))
@@ -130,7 +134,9 @@ def prepare(store: Store, names: Sequence[str]) -> None:
             bound,
         )
 
-    store.write(run)
+    # Not exclusive: the rows it moves are locked one by one (queued rows with SKIP LOCKED, as a
+    # claim locks them), so nodes preparing and claiming at once neither wait nor take a row twice.
+    store.write(run, exclusive=False)
 
 
 # A row may go when it is due and free, and nothing earlier in its run at its backend still has to
