@@ -29,7 +29,7 @@ def _say(text: str) -> None:
 def cmd_ui(args) -> int:
     from planlineage.doctor import UnreadableInput
     from planlineage.graph import page_data
-    from planlineage.graph.server import LiveGraph, is_loopback, resolve_token, serve
+    from planlineage.graph.server import LiveGraph, WeakToken, is_loopback, resolve_token, serve
     from planlineage.printable import visible
 
     if not args.events and not args.state:
@@ -44,7 +44,11 @@ def cmd_ui(args) -> int:
     except UnreadableInput as error:
         _say(f"planlineage ui: {visible(str(error))}")
         return EXIT_FAILED
-    token, generated = resolve_token(args.host)
+    try:
+        token, generated = resolve_token(args.host)
+    except WeakToken as error:
+        _say(f"planlineage ui: {error}")
+        return EXIT_FAILED
 
     def ready(server) -> None:
         host, port = server.server_address[:2]

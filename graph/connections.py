@@ -46,7 +46,7 @@ class SocketWriter(io.BufferedIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, data) -> int:  # type: ignore[override]
+    def write(self, data) -> int:
         self._connection.sendall(data)
         return len(data)
 

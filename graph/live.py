@@ -9,8 +9,9 @@ rest; so is a gzip file or a file that is not JSON lines (one array, pretty-prin
 are read whole by the doctor. A change of the recorded runs (`--state`) rebuilds everything.
 
 When an input cannot be read, the last good graph stays served and `problem` says what and
-`problem_since` since when (the page shows it, and the graph as stale); reading is tried again
-every check until it works.
+`problem_since` since when (the page shows it, and the graph as stale); reading everything is tried
+again when the inputs change (not every second: a broken line in a 100 MB log must not make each
+check read 100 MB).
 """
 
 from __future__ import annotations
@@ -183,6 +184,7 @@ class LiveGraph:
         self._inputs: _Inputs | None = None
         self._lock = threading.Lock()
         self._signature: object = None
+        self._failed: object = None  # the inputs as they were when reading them failed
         self._page = page
         self.graph: LineageGraph | None = None
         self.body = b""
@@ -250,8 +252,8 @@ class LiveGraph:
         with self._lock:
             stats = [_stat(p) for p in self._files]
             signature = (tuple(stats), self._state_signature())
-            if signature == self._signature and not self.problem:
-                return False
+            if signature == (self._failed if self.problem else self._signature):
+                return False  # unchanged; a failed read is tried again once the inputs change
             try:
                 graph = self._read(stats, signature[1])
                 body = self._body(graph, None)
@@ -262,7 +264,7 @@ class LiveGraph:
                 if problem != self.problem:
                     self.problem = problem
                     self.problem_since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-                self._signature = None
+                self._signature, self._failed = None, signature
                 return False
             self._signature = signature
             self.problem = self.problem_since = ""

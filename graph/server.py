@@ -34,9 +34,25 @@ from .connections import BoundedServer, SocketWriter
 from .html import render_shell
 from .live import CHECK_SECONDS, SHARED_STORE_SECONDS, LiveGraph
 
-__all__ = ["CHECK_SECONDS", "SHARED_STORE_SECONDS", "LiveGraph", "UiServer", "is_loopback", "resolve_token", "serve"]
+__all__ = [
+    "CHECK_SECONDS",
+    "SHARED_STORE_SECONDS",
+    "LiveGraph",
+    "UiServer",
+    "WeakToken",
+    "is_loopback",
+    "resolve_token",
+    "serve",
+]
 
 TOKEN_SETTING = "lineage.ui-token"
+#: The shortest token served beyond loopback: the audit of issue #38 found a one-character
+#: lineage.ui-token accepted, guessed at the first few tries (a generated one has 32 characters).
+MIN_TOKEN = 16
+
+
+class WeakToken(ValueError):
+    """The lineage.ui-token set is too short to guard the lineage; the message says what to do."""
 
 
 def is_loopback(host: str) -> bool:
@@ -158,12 +174,19 @@ class UiServer(BoundedServer):
 
 
 def resolve_token(host: str, environ: dict[str, str] | None = None) -> tuple[str | None, bool]:
-    """(the token the JSON endpoint requires or None on loopback, whether it was generated here)."""
+    """(the token the JSON endpoint requires or None on loopback, whether it was generated here);
+    raises WeakToken for a token set shorter than MIN_TOKEN."""
     if is_loopback(host):
         return None, False
     from planlineage.settings import Settings
 
     given = (Settings(environ=os.environ if environ is None else environ).get(TOKEN_SETTING) or "").strip()
+    if given and len(given) < MIN_TOKEN:
+        raise WeakToken(
+            f"{TOKEN_SETTING} has {len(given)} character(s): a token beyond loopback needs at least {MIN_TOKEN}; set "
+            f"a longer one (planlineage settings set {TOKEN_SETTING} -, e.g. from `openssl rand -base64 24`) or "
+            "unset it, and ui generates one and prints it once"
+        )
     if given:
         return given, False
     import secrets
