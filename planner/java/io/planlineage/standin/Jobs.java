@@ -7,14 +7,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 import org.apache.flink.table.operations.Operation;
 
 /**
- * The compile server's jobs, each in one call from Python: the request's JSON in, the answer's
- * JSON out (see compile_server.py for both shapes). A py4j round trip costs about as much as
- * parsing a small statement, and a job driven call by call from Python took some twenty of them;
- * the plan's JSON text is spliced into the answer as Flink wrote it, never re-encoded.
+ * The compile server's jobs, each one request line in and one answer line out: the request's
+ * JSON in, the answer's JSON out (see compile_server.py for both shapes), the whole job done in
+ * the JVM; the plan's JSON text is spliced into the answer as Flink wrote it, never re-encoded.
  *
  * <p>Every job runs in its own {@link Session} on a TableEnvironment that is new or was reset
  * to be as fresh as a new one ({@link Environment}), so nothing a job declares, sets or loads is
@@ -153,7 +153,7 @@ public final class Jobs {
 
         Result fail(Object statement, String message, Session session) {
             answer.put("ok", false);
-            answer.put("error", error(statement, message));
+            answer.put("error", error(statement, message + hint(session, message)));
             answer.put("stand_ins", standIns(session));
             return this;
         }
@@ -388,6 +388,14 @@ public final class Jobs {
         }
     }
 
+    private static String hint(Session session, String message) {
+        try {
+            return session.standInHint(message);
+        } catch (Throwable error) { // the failure itself is what gets reported
+            return "";
+        }
+    }
+
     private static List<Object> standIns(Session session) {
         try {
             return session.standInList();
@@ -425,7 +433,14 @@ public final class Jobs {
      * Flink's own reason, without the Java stack: the top message (which names the failing
      * statement's problem) and, when it does not already say it, the innermost cause's.
      */
+    /** A sentence said twice in a row: Flink wraps a validation error in one that repeats its head. */
+    private static final Pattern REPEATED = Pattern.compile("([^.]{4,}?\\.)(?:\\s+\\1)+");
+
     static String reason(Throwable error) {
+        return REPEATED.matcher(chain(error)).replaceAll("$1");
+    }
+
+    private static String chain(Throwable error) {
         List<String[]> messages = new ArrayList<>();
         Throwable cause = error;
         for (int seen = 0; cause != null && seen < 30; seen++) {

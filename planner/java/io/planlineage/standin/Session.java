@@ -36,9 +36,8 @@ import org.apache.flink.table.operations.ddl.CreateTableOperation;
 /**
  * One job on a TableEnvironment of its own (new, or reset as fresh: see Environment). Statements go in one at a time, exactly as the user wrote
  * them; every sink they declare is collected so that the whole job compiles into one plan, like
- * the platform would submit it. Driven by {@link Jobs} inside the JVM rather than call by call
- * from Python because each py4j round trip costs; the same code works unchanged on Flink 1.18 to
- * 2.3.
+ * the platform would submit it. Driven by {@link Jobs} inside the JVM, one request per job; the
+ * same code serves every supported version (Versions.java bridges their differences).
  */
 public final class Session {
 
@@ -49,6 +48,9 @@ public final class Session {
     private final Map<String, String> originalConnectors = new LinkedHashMap<>();
     private final StandInFunctions functions;
     private final StandInCatalogs catalogs;
+    private final StandInViews views;
+    /** The stand-ins' types when each sink of `sinks` was converted (StandInFunctions#types). */
+    private final List<String> sinkTypes = new ArrayList<>();
     /** False once a statement did what Environment.reset does not undo. */
     private boolean reusable = true;
     /** Whether a statement may have added a jar (ADD JAR, CREATE FUNCTION ... USING JAR). */
@@ -72,6 +74,7 @@ public final class Session {
         this.forcedStandIns = forcedStandIns;
         this.functions = new StandInFunctions(tEnv, this::userClassLoader);
         this.catalogs = new StandInCatalogs(tEnv, this::userClassLoader);
+        this.views = new StandInViews(tEnv, functions);
     }
 
     Environment environment() {
@@ -117,7 +120,10 @@ public final class Session {
      * are not executed and sinks are collected instead of submitted. Returns what it was.
      */
     String execute(String statement) throws Exception {
-        return apply(parse(statement));
+        List<Operation> operations = parse(statement);
+        String kind = apply(operations);
+        views.created(statement, operations);
+        return kind;
     }
 
     /** A statement's operations, parsed and converted in this job's environment; nothing is run yet. */
@@ -125,6 +131,7 @@ public final class Session {
         // Undeclared tables of stand-in catalogs learn the columns the statement reads; stand-in
         // functions, the types its rejected uses of them need.
         return functions.learning(() -> catalogs.learning(statement, () -> {
+            views.refresh();
             List<Operation> parsed = tEnv.getParser().parse(statement);
             catalogs.planIfLearning(parsed);
             return parsed;
@@ -139,6 +146,10 @@ public final class Session {
         String kind = "";
         for (Operation operation : operations) {
             kind = applyOne(operation);
+        }
+        String types = functions.types();
+        while (sinkTypes.size() < sinks.size()) {
+            sinkTypes.add(types);
         }
         return kind;
     }
@@ -362,17 +373,20 @@ public final class Session {
      * The job's plan was refused at the sinks [from, from + count), which one statement declared:
      * the statement is parsed again with its sinks planned as part of it, so that stand-in
      * functions take the types the refusal points to (see StandInFunctions#learning), and its
-     * sinks are replaced by the new ones. False when no stand-in's type changed.
+     * sinks are replaced by the new ones. False when no stand-in's type changed since the sinks
+     * were converted (a type learnt for an earlier statement's sinks may fit these too: two INSERTs
+     * of the same function's result into one sink column).
      */
     boolean relearnSinks(String statement, int from, int count) {
         if (functions.used().isEmpty()) {
             return false; // no stand-in function: the refusal is the statement's own
         }
-        String before = functions.types();
+        String before = sinkTypes.get(from);
         List<ModifyOperation> replaced;
         try {
             replaced = functions.learning(() -> {
                 List<ModifyOperation> found = new ArrayList<>();
+                views.refresh();
                 for (Operation operation : catalogs.learning(statement, () -> tEnv.getParser().parse(statement))) {
                     if (operation instanceof StatementSetOperation) {
                         found.addAll(((StatementSetOperation) operation).getOperations());
@@ -395,11 +409,50 @@ public final class Session {
         if (before.equals(functions.types()) || replaced.size() != count) {
             return false;
         }
+        String types = functions.types();
         for (int i = 0; i < count; i++) {
             sinks.set(from + i, replaced.get(i));
+            sinkTypes.set(from + i, types);
         }
         return true;
     }
+
+    /**
+     * What a refusal adds when it may be a stand-in's limit rather than the script's: a stand-in
+     * class in its message (a catalog or connector stand-in lacks what the real one has), or
+     * stand-in functions the statement calls whose types nothing fitted. It names what was stood
+     * in and that the real jar gives the real behaviour; "" otherwise.
+     */
+    String standInHint(String message) {
+        List<String> named = new ArrayList<>();
+        if (message.contains(STAND_IN_PACKAGE)) {
+            for (Map<String, Object> record : catalogs.used()) {
+                if ("catalog".equals(record.get("kind"))) {
+                    named.add("catalog " + record.get("name") + " (type " + record.get("catalog_type") + ")");
+                }
+            }
+            if (named.isEmpty()) {
+                named.add(message.contains("StandInCatalog") ? "a catalog" : "a connector without its jar");
+            }
+        }
+        for (Map<String, Object> record : functions.suspected()) {
+            named.add("function " + record.get("name") + " (" + record.get("reason") + "; typed from its use)");
+        }
+        if (named.isEmpty()) {
+            return "";
+        }
+        return " This may be a limit of the stand-ins, not of the script: " + String.join(", ", named)
+                + (named.size() == 1 ? " is" : " are") + " stood in because no jar given provides "
+                + (named.size() == 1 ? "it" : "them")
+                + "; pass the real jar with --jar (or the cluster's --flink-home) for the real behaviour.";
+    }
+
+    /**
+     * How a message names a stand-in class (StandInCatalog, StandInSource, ...): it comes from inside
+     * a stand-in. (DefaultCatalog, which only drops managed tables from Flink's own default catalog,
+     * is no stand-in: what it refuses, Flink's catalog refuses too.)
+     */
+    static final String STAND_IN_PACKAGE = "io.planlineage.standin.StandIn";
 
     /** Whether the last statement's failure may come from a stand-in catalog's guesses (see StandInCatalogs). */
     boolean mayBlameGuesses() {

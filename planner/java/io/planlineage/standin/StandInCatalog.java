@@ -95,6 +95,15 @@ final class StandInCatalog extends GenericInMemoryCatalog {
         return build(path, derived.get(path));
     }
 
+    /**
+     * The table as of a point in time (`FOR SYSTEM_TIME AS OF TIMESTAMP ...`, Flink 1.18+): the
+     * table as the script knows it, since which table a query reads does not depend on its
+     * snapshot. Not an override on versions before 1.18, which have no time travel.
+     */
+    public CatalogBaseTable getTable(ObjectPath path, long timestamp) throws TableNotExistException {
+        return getTable(path);
+    }
+
     @Override
     public void createTable(ObjectPath path, CatalogBaseTable table, boolean ignoreIfExists)
             throws TableAlreadyExistException, DatabaseNotExistException {

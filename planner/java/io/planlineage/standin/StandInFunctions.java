@@ -41,6 +41,10 @@ final class StandInFunctions {
     private final Supplier<ClassLoader> classLoader;
     private final Map<String, Map<String, Object>> hints = new LinkedHashMap<>();
     private final List<Map<String, Object>> used = new ArrayList<>();
+    /** The stand-ins that the views a statement may read were typed with (StandInViews). */
+    private Supplier<List<StandInResult>> throughViews = Collections::emptyList;
+    /** The stand-ins whose types could not be fitted to the last statement refused (learning). */
+    private List<StandInResult> suspected = Collections.emptyList();
     /** Steps of the current action passed (see passed). */
     private int passed;
     /** What each stand-in of `used` returns, in the same order. */
@@ -108,6 +112,10 @@ final class StandInFunctions {
         this.classLoader = classLoader;
     }
 
+    void readThroughViews(Supplier<List<StandInResult>> standIns) {
+        this.throughViews = standIns;
+    }
+
     /** kind: scalar, table or aggregate; type: the result (SQL type text) or null; fields: table rows. */
     void hint(String name, String kind, String type, List<String> fields) {
         Map<String, Object> hint = new LinkedHashMap<>();
@@ -123,6 +131,20 @@ final class StandInFunctions {
             used.get(i).put("result_type", result.fields == null ? result.type : StandInTableFunction.rowType(result.fields));
         }
         return used;
+    }
+
+    /**
+     * The stand-ins (their records, as used() gives them) that the last refused statement called
+     * and that no type learnt from the refusal fitted: the refusal may be their limit.
+     */
+    List<Map<String, Object>> suspected() {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (int i = 0; i < results.size(); i++) {
+            if (suspected.contains(results.get(i))) {
+                out.add(used.get(i));
+            }
+        }
+        return out;
     }
 
     /** The stand-ins' types now, to tell whether learning changed any. */
@@ -259,21 +281,31 @@ final class StandInFunctions {
         try {
             return action.call();
         } catch (Exception rejected) {
-            if (results.isEmpty() || inferences() == 0 || NO_TYPE_FIXES.matcher(messages(rejected)).find()) {
+            suspected = Collections.emptyList();
+            if (results.isEmpty() || NO_TYPE_FIXES.matcher(messages(rejected)).find()) {
                 throw rejected;
             }
-            return relearn(action, rejected);
+            // A statement that called no stand-in may read one's result through a view: the
+            // views' stand-ins are then the ones to type (StandInViews creates the views again).
+            List<StandInResult> suspects = inferences() > 0 ? touched() : throughViews.get();
+            if (suspects.isEmpty()) {
+                throw rejected;
+            }
+            suspected = suspects;
+            T done = relearn(action, rejected, suspects);
+            suspected = Collections.emptyList();
+            return done;
         }
     }
 
-    private <T> T relearn(Callable<T> action, Exception rejected) throws Exception {
+    private <T> T relearn(Callable<T> action, Exception rejected, List<StandInResult> suspects) throws Exception {
         List<String[]> before = new ArrayList<>();
         for (StandInResult result : results) {
             before.add(snapshot(result));
         }
         Exception current = rejected;
         int reached = inferences();
-        List<StandInResult> touched = touched();
+        List<StandInResult> touched = suspects;
         int trials = 0;
         for (int round = 0; round < MAX_ROUNDS; round++) {
             List<String> candidates = candidates(messages(current));
@@ -313,7 +345,7 @@ final class StandInFunctions {
             reached = (Integer) further[4];
             @SuppressWarnings("unchecked")
             List<StandInResult> next = (List<StandInResult>) further[5];
-            touched = next;
+            touched = next.isEmpty() ? touched : next;
         }
         if (current != rejected) {
             throw current; // the stand-ins now fit further: what is left is the statement's own
@@ -426,7 +458,8 @@ final class StandInFunctions {
         passed++;
     }
 
-    private void clearCounts() {
+    /** Forgets how far the last run got (a run of the action starts from nothing). */
+    void clearCounts() {
         passed = 0;
         for (StandInResult result : results) {
             result.inferences = 0;
@@ -443,7 +476,7 @@ final class StandInFunctions {
     }
 
     /** The stand-ins the last validation typed, so far as it went. */
-    private List<StandInResult> touched() {
+    List<StandInResult> touched() {
         List<StandInResult> out = new ArrayList<>();
         for (StandInResult result : results) {
             if (result.inferences > 0) {
