@@ -6,7 +6,8 @@ where the last whole line ended: what was appended is added to the graph and to 
 inventory of datasets (the splits are found again over the inventory, not over the events). A file
 that shrank or was replaced (another inode: a rolled log) is read again from its start, with the
 rest; so is a gzip file or a file that is not JSON lines (one array, pretty-printed events), which
-are read whole by the doctor. A change of the recorded runs (`--state`) rebuilds everything.
+are read whole by the doctor. The recorded runs (`--state`) are read again when they change (a
+shared store: every few seconds) and laid over what the files made, never re-reading the files.
 
 When an input cannot be read, the last good graph stays served and `problem` says what and
 `problem_since` since when (the page shows it, and the graph as stale); reading everything is tried
@@ -20,11 +21,12 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .model import LineageGraph, add_event, add_splits, finish
+from .model import LineageGraph, add_event, add_splits, copy_dataset, copy_job, finish
 
 #: Seconds between two looks at the inputs; a store without a file to stat is read again every
 #: SHARED_STORE_SECONDS.
@@ -66,6 +68,42 @@ class _Inputs:
         add_to_inventory(self.seen, event, self.fallback)
         for entries in bootstrap_lists(sql_of([event])):
             self.lists.setdefault(tuple(entries), None)
+
+    def overlaid(self, events: list[dict]) -> _Inputs:
+        """These inputs and `events` (the recorded runs), as new inputs: the nodes and inventory
+        entries the events touch are copied first, so these stay as the files made them (the
+        runs are read again when they change; the files are not)."""
+        from planlineage.doctor.inventory import DatasetSeen
+
+        both = _Inputs()
+        both.graph.jobs, both.graph.datasets = dict(self.graph.jobs), dict(self.graph.datasets)
+        both.seen, both.fallback, both.lists = dict(self.seen), dict(self.fallback), dict(self.lists)
+        both.sql, both.rules = list(self.sql), self.rules
+
+        def own(table: dict, original: dict, key: object) -> None:
+            entry = table.get(key)
+            if entry is None or entry is not original.get(key):
+                return  # not there, or copied already
+            seen: DatasetSeen = entry
+            table[key] = replace(seen, producers=set(seen.producers), jobs=set(seen.jobs), symlinks=set(seen.symlinks))
+
+        for event in events:
+            datasets = [d for d in (*(event.get("inputs") or []), *(event.get("outputs") or [])) if isinstance(d, dict)]
+            if isinstance(event.get("dataset"), dict):
+                datasets.append(event["dataset"])
+            for d in datasets:
+                key = (d.get("namespace"), d.get("name"))
+                if key in both.graph.datasets and both.graph.datasets[key] is self.graph.datasets.get(key):
+                    both.graph.datasets[key] = copy_dataset(both.graph.datasets[key])
+                own(both.seen, self.seen, key)
+                own(both.fallback, self.fallback, key[1])
+            raw = event.get("job")
+            job = raw if isinstance(raw, dict) else {}
+            key = (str(job.get("namespace") or ""), str(job.get("name") or ""))
+            if key in both.graph.jobs and both.graph.jobs[key] is self.graph.jobs.get(key):
+                both.graph.jobs[key] = copy_job(both.graph.jobs[key])
+            both.add(event)
+        return both
 
     def finished(self, rules: str | None) -> LineageGraph:
         """The graph with the doctor's splits (as doctor.diagnose finds them)."""
@@ -205,20 +243,6 @@ class LiveGraph:
         db = home_dir() / DB_NAME
         return tuple(_stat(Path(str(db) + suffix)) for suffix in ("", "-wal"))
 
-    def _read_everything(self) -> _Inputs:
-        inputs = _Inputs()
-        for tail in self._tails:
-            tail.read_all(inputs)
-        if self._state:
-            from planlineage.doctor.sources import read_state
-
-            runs = read_state()
-            for event in runs.events:
-                inputs.add(event)
-            inputs.sql.extend(runs.sql)
-            inputs.rules = runs.rules
-        return inputs
-
     def _read(self, stats: list, state_signature: object) -> LineageGraph:
         if self._build is not None:
             return self._build()
@@ -227,24 +251,26 @@ class LiveGraph:
         for path, stat in zip(self._files, stats):
             if stat is None:  # said at once, without reading the other files first
                 raise UnreadableInput(f"{path}: no such file (or it cannot be looked at)")
-        previous = self._signature
         grown = [tail.grown(stat) for tail, stat in zip(self._tails, stats)]
-        if (
-            self._inputs is None
-            or not isinstance(previous, tuple)
-            or previous[1] != state_signature
-            or None in grown
-            or self.problem
-        ):
-            self._inputs = None  # a failed read leaves nothing half-added behind
-            inputs = self._read_everything()
+        inputs, self._inputs = self._inputs, None  # a failed read leaves nothing half-added behind
+        if inputs is None or None in grown:
+            inputs = _Inputs()
+            for tail in self._tails:
+                tail.read_all(inputs)
         else:
-            inputs = self._inputs
             for tail, more in zip(self._tails, grown):
                 if more:
                     tail.read_on(inputs)
         self._inputs = inputs
-        return inputs.finished(self._rules)
+        if not self._state:
+            return inputs.finished(self._rules)
+        from planlineage.doctor.sources import read_state
+
+        runs = read_state()
+        both = inputs.overlaid(runs.events)
+        both.sql.extend(runs.sql)
+        both.rules = runs.rules
+        return both.finished(self._rules)
 
     def refresh(self) -> bool:
         """Reads what changed; True when the JSON changed. Raises the read's error only on the

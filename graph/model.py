@@ -19,7 +19,7 @@ are merged per column over producers (the union of their input fields), not repl
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 JobKey = tuple[str, str]
@@ -179,6 +179,19 @@ def _add_run(job: JobNode, state: dict[str, str]) -> bool:
     job.run_keys[key] = state
     job.runs.append(state)
     return True
+
+
+def copy_job(job: JobNode) -> JobNode:
+    """A copy that events can be added to without changing `job` (its sets, facets and runs)."""
+    runs = [dict(r) for r in job.runs]
+    return replace(
+        job, producers=set(job.producers), facets=dict(job.facets), runs=runs,
+        run_keys={_run_key(r): r for r in runs}, inputs=set(job.inputs), outputs=set(job.outputs),
+    )  # fmt: skip
+
+
+def copy_dataset(dataset: DatasetNode) -> DatasetNode:
+    return replace(dataset, producers=set(dataset.producers), facets=dict(dataset.facets))
 
 
 def last_state(job: JobNode) -> dict[str, str] | None:

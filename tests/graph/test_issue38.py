@@ -350,3 +350,50 @@ def test_the_static_page_of_a_large_estate_names_how_to_draw_a_match_outside_it(
         page.fill("#search", far)
         listed = page.locator("#found").inner_text()
         assert "outside this picture" in listed and f"planlineage graph --job {far} draws it" in listed
+
+
+def test_a_change_of_the_recorded_runs_does_not_read_the_events_files_again(tmp_path, monkeypatch):
+    from planlineage.document import Dataset, JobLineage, SinkLineage, TableLineage
+    from planlineage.graph import live as live_module
+    from planlineage.lifecycle import runs
+    from planlineage.settings import Settings
+    from planlineage.store.sqlite import Store
+
+    for name in list(os.environ):
+        if name.startswith("PLANLINEAGE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PLANLINEAGE_HOME", str(tmp_path / "home"))
+    store = Store()
+    settings = Settings(store)
+    settings.set("lineage.transport", "file")
+    settings.set("lineage.file", str(tmp_path / "sent.jsonl"))
+    log = tmp_path / "events.jsonl"
+    # the log reports the same kafka table the recorded run reads: one node, two producers
+    log.write_text(json.dumps(event("feeder", [("s3://raw", "x")], [("kafka://k:9092", "a")])) + "\n")
+    reads = []
+    read_all = live_module._Tail.read_all
+    monkeypatch.setattr(live_module._Tail, "read_all", lambda self, inputs: (reads.append(1), read_all(self, inputs)))
+    live = LiveGraph(files=[str(log)], state=True)
+    src = TableLineage(table="c.d.a", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name="a")])
+    sink = SinkLineage(
+        table="c.d.b", connector="kafka", datasets=[Dataset(namespace="kafka://k:9092", name="b")], inputs=[src]
+    )
+    assert runs.record_submission(
+        store, "app-1", "copy", JobLineage(flink_version="1.20.5", sinks=[sink]), "INSERT ...", settings
+    )
+    assert live.refresh()
+
+    def states():
+        nodes = json.loads(live.body)["nodes"]
+        return {n["name"]: n.get("state") for n in nodes if n["kind"] == "job"}, {n["name"] for n in nodes}
+
+    jobs, names = states()
+    assert jobs == {"feeder": "COMPLETE", "copy": "RUNNING"} and {"a", "b", "x"} <= names
+    runs.record_state(store, "app-1", "FAILED")
+    assert live.refresh()
+    assert states()[0] == {"feeder": "COMPLETE", "copy": "FAIL"}
+    assert len(reads) == 1  # the events file was read once, not again for the state change
+    with log.open("a") as f:
+        f.write(json.dumps(event("later", [("kafka://k:9092", "b")], [("s3://o", "z")])) + "\n")
+    assert live.refresh()
+    assert states()[0] == {"feeder": "COMPLETE", "copy": "FAIL", "later": "COMPLETE"} and len(reads) == 1
