@@ -64,20 +64,49 @@ def cmd_extract(args) -> int:
             raise InputError("--engine spark extracts one script at a time; pass a single file.")
         return cmd_backfill(args)
     script = _read_script(args.script[0])
+    no_lineage = _no_lineage(args.script[0], script)
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     head_start = None
     if args.engine == "flink":
         output = _from_warm_planner(args, script, fmt)
         if output is not None:
             sys.stdout.write(output)
-            return EXIT_OK
+            return _said(no_lineage, EXIT_OK)
         head_start = _head_start(args.flink_version)
     lazylog.load()  # the work is done here: its modules log through logging, set up first
     try:
-        return _extract_here(args, script, fmt, head_start)
+        return _said(no_lineage, _extract_here(args, script, fmt, head_start))
     finally:
         if head_start is not None:
             head_start.close()
+
+
+def _no_lineage(path: str, script: str) -> str | None:
+    """What to say of a script that writes no table (it has no lineage: the command's output
+    lists no sink, exit 0); None for one that does. A script without any statement is not
+    analysed: an InputError (exit 2), since the file is most likely not the one meant."""
+    from planlineage import script as sql_script
+
+    try:
+        statements = sql_script.split(script)
+    except sql_script.ScriptError:
+        return None  # the pipeline reports it with its line
+    if not statements:
+        raise InputError(f"{path} holds no SQL statement (it is empty or only comments): nothing to analyse.")
+    kinds = {statement.kind for statement in statements}
+    if kinds & (sql_script.SINKS | {sql_script.Kind.PLAN_FILE}):
+        return None  # (a plan file's sinks are warned about in the output)
+    return (
+        f"{path} writes no table (no INSERT, STATEMENT SET or CREATE TABLE AS), so it has no lineage: "
+        "the output lists no sink."
+    )
+
+
+def _said(note: str | None, code: int) -> int:
+    """The exit code, once the note on a script without lineage is on stderr (after the output)."""
+    if note:
+        print(f"planlineage: {note}", file=sys.stderr)
+    return code
 
 
 def _head_start(flink_version: str | None):

@@ -1,5 +1,7 @@
 """One error model: every user-facing error carries its exit code, and main() alone prints it."""
 
+import json
+
 import pytest
 
 from planlineage import errors
@@ -69,3 +71,33 @@ def test_an_unsupported_version_is_an_environment_error(tmp_path, capsys):
 def test_an_empty_folder_is_an_input_error(tmp_path, capsys):
     assert main(["extract", str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"planlineage: no .sql scripts found in {tmp_path}\n"
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n", "-- a script whose statements were all commented out\n/* ; */\n"])
+def test_a_script_without_a_statement_is_an_input_error(tmp_path, capsys, text):
+    script = tmp_path / "job.sql"
+    script.write_text(text)
+    assert main(["extract", str(script), "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"planlineage: {script} holds no SQL statement (it is empty or only comments): nothing to analyse.\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\n",
+        "CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\nSELECT a FROM t;\n",
+    ],
+)
+def test_a_script_that_writes_no_table_says_it_has_no_lineage_and_exits_0(tmp_path, capsys, text):
+    script = tmp_path / "job.sql"
+    script.write_text(text)
+    # Flink 1.14 reads tables from the text (no planner to provision): the note is the command's
+    assert main(["extract", str(script), "--format", "json", "--flink-version", "1.14"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["sinks"] == []
+    assert err.endswith(
+        f"planlineage: {script} writes no table (no INSERT, STATEMENT SET or CREATE TABLE AS), so it has no "
+        "lineage: the output lists no sink.\n"
+    )
