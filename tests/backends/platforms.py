@@ -85,6 +85,7 @@ class OpenLineageWatch:
             capture_output=True, text=True, env=self.env, cwd=self.folder, timeout=timeout,
         )  # fmt: skip
         self.outputs += [done.stdout, done.stderr]
+        print(f"watch --once {platform.flag}: {done.stderr}", file=sys.stderr)  # shown by pytest on a failure
         assert done.returncode == 0, f"watch --once failed ({done.returncode}): {done.stderr[-3000:]}"
         return done.stderr
 

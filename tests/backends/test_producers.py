@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +72,9 @@ SHARED_NAMESPACE = "backends-coexist"
 SHARED_APP = "archive_customers_app"  # the platform's name for that job: never a job of its own
 SPARK_NAMESPACE = "local://planlineage-backends"
 HTTP2KAFKA_ENDPOINT = "v1/openlineage"
+#: The listener's name for the shared job's datagen source (Flink's fallback identity: empty
+#: namespace, the catalog name), as Data.Rentgen stores it.
+LISTENER_GENERATOR = ("unknown://unknown", "default_catalog.default_database.gen")
 
 SEED = """
 CREATE TABLE public.orders (id INT, customer_id INT, amount DOUBLE PRECISION);
@@ -195,9 +199,9 @@ def _listener_to(conf_file: Path, url: str, token: str) -> None:
     conf_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _run_flink(folders: list[Path], work: Path, on_line) -> str:
+def _run_flink(folders: list[Path], work: Path, on_line: Callable[[list[str]], None]) -> None:
     """FlinkProducer over the case folders, in one JVM; ``on_line(fields)`` for each line it
-    prints as it prints it (a platform acts while the job runs). Its stderr."""
+    prints, as it prints it (a platform acts while the job runs)."""
     from planlineage.planner.provision import ensure, find_java_tool
 
     provisioned = ensure(FLINK)
@@ -230,11 +234,13 @@ def _run_flink(folders: list[Path], work: Path, on_line) -> str:
         try:
             for line in process.stdout:
                 on_line(line.rstrip("\n").split("\t"))
+        except BaseException:
+            process.kill()  # the platform's side failed: the jobs still running are not waited for
+            raise
         finally:
             watchdog.cancel()
             process.wait(timeout=60)
     assert process.returncode == 0, stderr.read_text(errors="replace")[-3000:]
-    return stderr.read_text(errors="replace")
 
 
 def _run_spark(statements: list[str], conf: dict[str, str]) -> None:
@@ -258,7 +264,7 @@ def _run_spark(statements: list[str], conf: dict[str, str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def reported(rentgen, tables, tmp_path_factory) -> Reported:
+def reported(rentgen, tables, tmp_path_factory) -> Iterator[Reported]:
     """Both Flink jobs run with planlineage reporting them as a platform does, then the Spark job."""
     work = tmp_path_factory.mktemp("producers")
     token = rentgen.personal_token("producers")
@@ -406,6 +412,16 @@ def test_a_table_planlineage_reports_written_and_openlineage_spark_read_is_one_d
     assert reported.big_orders[1] in names, names
 
 
+def _run_datasets(api, run_id: str) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The (namespace, name) of a run's inputs and of its outputs, from its lineage."""
+    answer = api.get("/v1/runs/lineage", start_node_id=run_id, since=api.since(), direction="BOTH", granularity="RUN")
+    datasets, relations = answer["nodes"]["datasets"], answer["relations"]
+    run = {"kind": "RUN", "id": run_id}
+    inputs = {dataset_identity(datasets[r["from"]["id"]]) for r in relations["inputs"] if r["to"] == run}
+    outputs = {dataset_identity(datasets[r["to"]["id"]]) for r in relations["outputs"] if r["from"] == run}
+    return inputs, outputs
+
+
 def _shared_run(rentgen_api, reported: Reported) -> tuple[dict, dict]:
     """The one job named SHARED_JOB and its one run, once that run has ended."""
     job = rentgen_api.wait_job(SHARED_JOB)
@@ -457,12 +473,16 @@ def test_planlineage_reports_a_listened_flink_job_on_the_listener_job_and_run(re
     }
     assert (customers["id"], "name", ("name",)) in edges, edges
 
-    # The run's tables: both producers name the JDBC tables identically (one node each). The
-    # datagen source has no storage: planlineage names no dataset for it, while the listener
-    # reports it by Flink's fallback identity (empty namespace, catalog name: Data.Rentgen's
-    # `unknown` location), which no other producer could ever share (docs/conformance.md).
+    # The run's tables: both producers name the JDBC tables identically, one node each. The
+    # datagen source has no storage: planlineage names no dataset for it (docs/conformance.md),
+    # while the listener reports it by Flink's fallback identity (empty namespace, the catalog
+    # name), which Data.Rentgen files under its `unknown` location and no other producer of any
+    # job could ever share. A third input would be planlineage inventing a name for it.
     for identity in (reported.customers, reported.customers_archive):
         assert _nodes_of_table(rentgen_api, identity[1].rsplit(".", 1)[1]) == {identity}
+    inputs, outputs = _run_datasets(rentgen_api, run["id"])
+    assert outputs == {reported.customers_archive}
+    assert inputs == {reported.customers, LISTENER_GENERATOR}
 
     # planlineage reported the job only under the listener's job: the platform's name is no job.
     for platform in reported.platforms:
@@ -477,4 +497,5 @@ def test_every_event_planlineage_reported_was_delivered(reported, rentgen_api):
     for platform in reported.platforms:
         platform.wait_services()
         listing = platform("outbox", "list")
-        assert "no lineage events are waiting" in listing.stdout, listing.stdout
+        assert not listing.stdout, f"undelivered in {platform.home}: {listing.stdout}"
+        assert "no lineage events are waiting" in listing.stderr, listing.stderr
