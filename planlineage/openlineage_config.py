@@ -13,6 +13,10 @@ sources, in the library's order, after its own ``lineage.*`` settings (which win
    when 2 and 3 name no transport ``type``; with a ``composite`` transport it is added as the child
    ``default_http``, as the library aliases it.
 
+With planlineage's settings (``key -> (value, origin)``) it says what is in force:
+:func:`overlay` lays this configuration over them, :func:`is_configured` whether lineage is on,
+:func:`namespace_of` the job namespace.
+
 Standard library only (PyYAML is imported when a file is there): the settings are read by every
 lifecycle command.  Nothing here logs or raises: a file that cannot be read counts as absent and
 is said in :attr:`Found.problems`.
@@ -25,7 +29,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from planlineage.emitter.transport_kinds import FACTORY, FACTORY_KEY
+from planlineage.emitter.transport_kinds import FACTORY, FACTORY_KEY, HTTP_KINDS
 
 DISABLED_ENV = "OPENLINEAGE_DISABLED"
 CONFIG_ENV = "OPENLINEAGE_CONFIG"
@@ -250,13 +254,38 @@ TRANSPORT_KEY = "openlineage.transport"
 Values = Mapping[str, tuple[str | None, str]]
 
 
-def overlay(values: Values, environ: Mapping[str, str], own_configured: bool, cwd: str | None = None):
+def is_configured(values: Values) -> bool:
+    """Whether lineage is on, from ``key -> (value, origin)`` (``Settings.list()``): never while
+    disabled; a transport from OpenLineage's configuration; else planlineage's own settings."""
+    kind_value, kind_origin = values["lineage.transport"]
+    if kind_origin == DISABLED_ORIGIN:
+        return False  # OPENLINEAGE_DISABLED=true: nothing, whatever else is set
+    if is_openlineage_origin(kind_origin):
+        return True
+    kind = kind_value or "gravitino"
+    if kind in HTTP_KINDS:
+        return bool(values["lineage.address"][0])
+    if kind == "file":
+        return bool(values["lineage.file"][0])
+    return kind_origin != "default"  # console, or a kind openlineage-python builds, named explicitly
+
+
+def namespace_of(values: Values) -> str:
+    """The explicit ``lineage.namespace``; else the metalake (Gravitino with authorization
+    reads ``job.namespace`` as the metalake); else ``planlineage``."""
+    namespace, origin = values["lineage.namespace"]
+    if origin != "default" and namespace:
+        return namespace
+    return values["lineage.metalake"][0] or namespace or "planlineage"
+
+
+def overlay(values: Values, environ: Mapping[str, str], cwd: str | None = None):
     """``values`` (planlineage's own settings, ``key -> (value, origin)``) with what OpenLineage's
     configuration adds: ``lineage.transport``'s origin ``OPENLINEAGE_DISABLED=true`` when it is
     disabled; else ``OPENLINEAGE_NAMESPACE`` as ``lineage.namespace`` when neither that nor
-    ``lineage.metalake`` is set; and, when planlineage's own settings name no transport
-    (``own_configured`` false), the configuration's transport as ``lineage.transport`` and its
-    options under :data:`TRANSPORT_KEY`.  Also the problems met reading the file."""
+    ``lineage.metalake`` is set; and, when planlineage's own settings name no transport, the
+    configuration's transport as ``lineage.transport`` and its options under
+    :data:`TRANSPORT_KEY`.  Also the problems met reading the file."""
     out = dict(values)
     if disabled(environ):
         out["lineage.transport"] = (out["lineage.transport"][0], DISABLED_ORIGIN)
@@ -264,7 +293,7 @@ def overlay(values: Values, environ: Mapping[str, str], own_configured: bool, cw
     job_namespace = namespace(environ)
     if job_namespace and out["lineage.namespace"][1] == "default" and not out["lineage.metalake"][0]:
         out["lineage.namespace"] = (job_namespace, NAMESPACE_ENV)
-    if own_configured:
+    if is_configured(out):  # planlineage's own settings win where set
         return out, ()
     found = read(environ, cwd)
     if not found.kind:

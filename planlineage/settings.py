@@ -35,8 +35,9 @@ from urllib.parse import urlsplit
 
 from planlineage import home, lazylog, openlineage_config
 from planlineage.clock import utc_now
-from planlineage.emitter.transport_kinds import BUILTIN, HTTP_ENDPOINT, HTTP_KINDS, check_kind
+from planlineage.emitter.transport_kinds import BUILTIN, HTTP_ENDPOINT, check_kind
 from planlineage.known_settings import REQUEUE_KEYS, SETTINGS, SETTINGS_FILE, Setting
+from planlineage.openlineage_config import is_configured, namespace_of  # also imported from here by callers
 
 log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
 
@@ -137,30 +138,6 @@ def masked(key: str, value: str | None) -> str:
 
         return store_url.masked(value)
     return value
-
-
-def is_configured(values: Mapping[str, tuple[str | None, str]]) -> bool:
-    """Whether lineage is on, from ``key -> (value, origin)`` (``Settings.list()``)."""
-    kind_value, kind_origin = values["lineage.transport"]
-    if kind_origin == openlineage_config.DISABLED_ORIGIN:
-        return False  # OPENLINEAGE_DISABLED=true: nothing, whatever else is set
-    if openlineage_config.is_openlineage_origin(kind_origin):
-        return True
-    kind = kind_value or "gravitino"
-    if kind in HTTP_KINDS:
-        return bool(values["lineage.address"][0])
-    if kind == "file":
-        return bool(values["lineage.file"][0])
-    return kind_origin != "default"  # console, or a kind openlineage-python builds, named explicitly
-
-
-def namespace_of(values: Mapping[str, tuple[str | None, str]]) -> str:
-    """The explicit ``lineage.namespace``; else the metalake (Gravitino with authorization
-    reads ``job.namespace`` as the metalake); else ``planlineage``."""
-    namespace, origin = values["lineage.namespace"]
-    if origin != "default" and namespace:
-        return namespace
-    return values["lineage.metalake"][0] or namespace or "planlineage"
 
 
 class Settings:
@@ -472,7 +449,7 @@ class Settings:
         configuration over them (:func:`openlineage_config.overlay`)."""
         stored = self.stored()
         own = {k: self.source(k, stored) for k in SETTINGS}
-        values, problems = openlineage_config.overlay(own, self.environ, is_configured(own))
+        values, problems = openlineage_config.overlay(own, self.environ)
         for problem in problems:
             if problem not in self.problems:
                 self.problems.append(problem)
