@@ -233,7 +233,8 @@ class OpenLineageTransport(Transport):
         if previous is not None and previous.is_alive():
             previous.join(max(0.0, end - time.monotonic()))
             if previous.is_alive():
-                return RetryLater(f"{where}: the previous send has not ended yet", timed_out=True)
+                # this event never left: the backend is as good as unreachable (the pass stops)
+                return RetryLater(f"{where}: the previous send has not ended yet")
         result: list[Outcome] = []
         sending = threading.Thread(
             target=lambda: result.append(self._emit(event)), name=f"openlineage-{self.type}", daemon=True
