@@ -246,6 +246,8 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
             target = Source(
                 display=f"{directory}.`{location}`", kind="directory", provider=directory, location=location
             )
+            if analysis.get("schema"):  # the directory's files have the analysed query's columns
+                target.columns = [{"name": c["name"], "type": type_name(c["type"])} for c in analysis["schema"]]
             query = root.child("child") or (root.children[0] if root.children else None)
             lifecycle = "OVERWRITE" if root.fields.get("overwrite") is True else None
             write(target, _inputs(query), analysis.get("query_plan"), lifecycle)

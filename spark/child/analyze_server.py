@@ -272,8 +272,8 @@ class Shadows:
                 return {"writes": [self._write(child) for child in _children(plan)]}
             if kind == "InsertIntoStatement":
                 return self._query(plan.query())
-            if kind == "InsertIntoDir":
-                return self._query(plan.child())
+            if kind == "InsertIntoDir":  # a directory has no columns but the query's: its schema
+                return self._query(plan.child(), schema=True)
             if kind in V2_WRITES:
                 return self._query(plan.query())
             written = tree[1].get("class", "").rsplit(".", 1)[-1] if len(tree) > 1 else ""
@@ -283,7 +283,7 @@ class Shadows:
                 children = self.jvm.java.util.ArrayList()
                 children.add(plan.child().child() if written == "InsertIntoDir" else plan.child().query())
                 seq = self.jvm.scala.collection.JavaConverters.asScalaBuffer(children).toList()
-                return self._query(plan.withNewChildren(seq))
+                return self._query(plan.withNewChildren(seq), schema=written == "InsertIntoDir")
             if kind in ("CreateTableAsSelect", "ReplaceTableAsSelect"):
                 result = self._query(plan.query(), schema=True)
                 if not top.get("partitioning"):
@@ -317,7 +317,9 @@ class Shadows:
         if not self._all_shadowed(tree):
             return {"analyzed": False}
         try:
-            return self._query(write.query() if tree[0]["class"].endswith("InsertIntoStatement") else write.child())
+            if tree[0]["class"].endswith("InsertIntoStatement"):
+                return self._query(write.query())
+            return self._query(write.child(), schema=True)  # a directory: the query's columns are its own
         except Exception as error:
             java = _java_error(error)
             try:

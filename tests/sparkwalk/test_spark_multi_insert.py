@@ -55,6 +55,8 @@ def test_a_directory_written_after_with_is_named_by_its_location():
     assert not any("None" in table for table in pairs)
     recent = next(s for s in document.sinks if s.table == "csv.`s3a://lake/export/recent`")
     assert sorted(recent.columns) == ["id", "name"]
+    # the directory's files have the analysed query's columns, as the producer's schema facet says
+    assert [(c.name, c.type) for c in recent.schema_] == [("id", "INT"), ("name", "STRING")]
 
 
 def test_a_multi_insert_after_with_writes_a_table_and_a_directory():
@@ -64,6 +66,23 @@ def test_a_multi_insert_after_with_writes_a_table_and_a_directory():
         [("s3://lake", "export/names")],
         ["spark_catalog.default.src"],
     )
+
+
+def test_a_multi_insert_into_a_directory_and_a_table_pairs_and_types_each():
+    document = _document()
+    pairs = _pairs(document)
+    target = "parquet.`s3a://lake/export/ids/2024/03/01`"
+    assert pairs[target] == ([("s3://lake", "export/ids")], ["spark_catalog.default.src"])
+    directory = next(s for s in document.sinks if s.table == target)
+    assert [(c.name, c.type) for c in directory.schema_] == [("id", "INT")]
+    assert directory.lifecycle_state_change == "OVERWRITE"
+    (ids,) = directory.columns["id"]
+    assert (ids.table, ids.column) == ("spark_catalog.default.src", "id")
+    # names is written by two analysed multi-inserts: the union of both writes' columns
+    (names,) = {sink.table: sink for sink in document.sinks}["spark_catalog.default.names"].columns["name"]
+    assert names.column == "name" and [(t.type, t.subtype) for t in names.transformations] == [
+        ("DIRECT", "TRANSFORMATION")
+    ]
 
 
 def test_date_folders_read_are_one_dataset():

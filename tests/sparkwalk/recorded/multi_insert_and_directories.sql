@@ -14,3 +14,5 @@ INSERT INTO daily
 SELECT id FROM parquet.`s3a://lake/landing/metrics/2024-03-01`
 UNION ALL SELECT id FROM parquet.`s3a://lake/landing/metrics/2024-03-02`
 UNION ALL SELECT id FROM parquet.`s3a://lake/landing/metrics/2024/03/03`;
+FROM src INSERT OVERWRITE DIRECTORY 's3a://lake/export/ids/2024/03/01' USING parquet SELECT id
+INSERT INTO names SELECT lower(name);
