@@ -10,6 +10,7 @@ the static page says which `planlineage graph --job` / `--namespace` draws anoth
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +26,19 @@ FOCUS_NODES = 300
 def drawn_nodes(graph: LineageGraph) -> int:
     """The nodes a page draws: datasets, and jobs other than a STATEMENT SET drawn as a box."""
     return len(graph.datasets) + len(graph.jobs) - len(graph.group_only())
+
+
+def _cached(graph: LineageGraph, name: str, make: Callable[[LineageGraph], Any]) -> Any:
+    """Derived once per finished graph: `ui` asks for many parts of the same graph."""
+    if name not in graph.cache:
+        graph.cache[name] = make(graph)
+    return graph.cache[name]
+
+
+def _ids(graph: LineageGraph) -> dict[str, tuple[str, Any]]:
+    ids = {node_id("dataset", k): ("dataset", k) for k in graph.datasets}
+    ids.update({node_id("job", k): ("job", k) for k in graph.jobs})
+    return ids
 
 
 def _touching(graph: LineageGraph) -> dict[DatasetKey, list[JobKey]]:
@@ -86,9 +100,7 @@ def part_around(
 
 def index(graph: LineageGraph) -> list[list[str]]:
     """[id, kind, namespace, name] of every job and dataset: what the page's search looks through."""
-    rows = [[node_id("dataset", k), "dataset", k[0], k[1]] for k in graph.datasets]
-    rows += [[node_id("job", k), "job", k[0], k[1]] for k in graph.jobs]
-    return rows
+    return [[nid, kind, key[0], key[1]] for nid, (kind, key) in _cached(graph, "ids", _ids).items()]
 
 
 def focus_graph(
@@ -99,18 +111,14 @@ def focus_graph(
     or around the busiest job."""
     if drawn_nodes(graph) <= limit and around is None:
         return graph, None
-    jobs_of = _touching(graph)
+    jobs_of = _cached(graph, "touching", _touching)
     start: tuple[str, Any] | None = None
     if around:
-        start = next(
-            ((kind, key) for kind, keys in (("job", graph.jobs), ("dataset", graph.datasets)) for key in keys
-             if node_id(kind, key) == around),
-            None,
-        )  # fmt: skip
+        start = _cached(graph, "ids", _ids).get(around)
         if start is not None and start[0] == "job" and start[1] in graph.group_only():
             start = ("job", graph.children()[start[1]][0])
     if start is None:
-        busiest = busiest_job(graph, jobs_of)
+        busiest = _cached(graph, "busiest", lambda g: busiest_job(g, jobs_of))
         start = ("job", busiest) if busiest else ("dataset", min(graph.datasets)) if graph.datasets else None
     if start is None:
         return graph, None
@@ -135,6 +143,6 @@ def page_data(
         "total": total,
     }
     data["counts"] = summary(graph)
-    data["index"] = index(graph)
-    data["jobs"] = sorted({k[1] for k in graph.jobs})
+    data["index"] = _cached(graph, "index", index)
+    data["jobs"] = _cached(graph, "jobs", lambda g: sorted({k[1] for k in g.jobs}))
     return data

@@ -62,6 +62,8 @@ class LineageGraph:
     datasets: dict[DatasetKey, DatasetNode] = field(default_factory=dict)
     #: groups of datasets that name one physical table (from the doctor), each with its reason
     splits: list[tuple[list[DatasetKey], str]] = field(default_factory=list)
+    #: what is derived from the whole graph once (focus.py: ids, the search index), emptied by `finish`
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def children(self) -> dict[JobKey, list[JobKey]]:
         groups: dict[JobKey, list[JobKey]] = {}
@@ -209,6 +211,7 @@ def _keep_latest_runs(job: JobNode) -> None:
 def finish(graph: LineageGraph) -> LineageGraph:
     """After the last event: run states in time order, the latest MAX_RUNS per job; parents seen
     only through their children's facets added as jobs."""
+    graph.cache.clear()
     for job in graph.jobs.values():
         _keep_latest_runs(job)
     # a parent seen only through its children's facets still names their group

@@ -432,7 +432,7 @@
       starts.forEach((id) => focus.add(id));
       const elsewhere = !starts.size && indexed((row) => row[1] === "job" && row[3] === name);
       if (starts.size) shown = new Set([...reach(starts, out, 0), ...reach(starts, inc, 0)]);
-      else if (elsewhere.length && api) goAround(elsewhere[0][0]);
+      else if (elsewhere.length && api && around !== elsewhere[0][0]) goAround(elsewhere[0][0]);
       else if (elsewhere.length) { jobFilter.classList.add("invalid"); jobFilter.title = "not in this page: planlineage graph --job " + name + " draws it"; }
       else { jobFilter.classList.add("invalid"); jobFilter.title = "no job of that name"; }
     }
