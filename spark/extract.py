@@ -79,7 +79,12 @@ def lineage_of(
         sink = trimmed(table_lineage(target.source, conf, identity, warnings), trimming)
         inputs = [trimmed(table_lineage(source, conf, identity, warnings), trimming) for source in target.inputs]
         sinks.append(
-            SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs, lifecycle_state_change=target.lifecycle)
+            SinkLineage(
+                **sink.model_dump(by_alias=True),
+                inputs=inputs,
+                lifecycle_state_change=target.lifecycle,
+                statement=_statement_of(target, statements, secrets),
+            )
         )
         if columns:
             sinks[-1].columns = column_lineage(target, [c.name for c in sink.schema_])
@@ -89,6 +94,14 @@ def lineage_of(
         sinks=sinks,
         warnings=[redact_text(w, secrets) for w in dict.fromkeys(warnings)],
     )
+
+
+def _statement_of(target: Target, statements: list[sql_script.Statement], secrets: dict[str, str]) -> str | None:
+    """The statement(s) writing ``target`` as the script has them (redacted): its job's SQL facet,
+    as openlineage-spark's is the statement it executes."""
+    by_line = {statement.line: statement.sql for statement in statements}
+    found = [by_line[line] for line in target.lines if line in by_line]
+    return redact_sql(";\n".join(found), secrets) if found else None
 
 
 def _openlineage_sets(statements: list[sql_script.Statement]) -> list[str]:

@@ -122,6 +122,8 @@ class Target:
     query_plans: list[list[dict] | None] = field(default_factory=list)
     # openlineage-spark's lifecycleStateChange of the output: "CREATE", "OVERWRITE" or None.
     lifecycle: LifecycleChange | None = None
+    # The script line of each statement writing into this target (its job's SQL facet).
+    lines: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -164,6 +166,8 @@ def walk(statements: list[dict], catalogs: frozenset[str] = frozenset()) -> Scri
             if all(source.display != seen.display for seen in entry.inputs):
                 entry.inputs.append(source)
         entry.query_plans.append(query_plan)
+        if line is not None and line not in entry.lines:
+            entry.lines.append(line)
         if _LIFECYCLE_RANK[lifecycle] > _LIFECYCLE_RANK[entry.lifecycle]:
             entry.lifecycle = lifecycle
 
