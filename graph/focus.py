@@ -20,7 +20,7 @@ from .view import node_id, summary, view
 #: Nodes a page draws whole (the page names them when at most its DETAIL_MAX are in view).
 MAX_NODES = 5000
 #: Nodes of the part drawn first when the estate is larger: readable fitted to a screen.
-FOCUS_NODES = 300
+FOCUS_NODES = 100
 
 
 def drawn_nodes(graph: LineageGraph) -> int:

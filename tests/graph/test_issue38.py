@@ -58,6 +58,11 @@ def _first_picture(jobs: int) -> None:
         assert page.get_attribute("#graph", "data-mode") == "detail"  # names drawn, not specks
         names = page.eval_on_selector_all("#nodes g.node text.name", "ts => ts.map(t => t.textContent)")
         assert len(names) >= 20
+        heights = sorted(
+            page.eval_on_selector_all("#nodes g.node text.name", "ts => ts.map(t => t.getBoundingClientRect().height)")
+        )
+        print(f"{jobs} jobs: {len(names)} names drawn, median label {heights[len(heights) // 2]:.1f} px high")
+        assert heights[len(heights) // 2] >= 6  # readable as painted (300 nodes made them ~3 px)
         assert page.locator("#counts").inner_text().startswith(f"{len(graph.jobs) - len(graph.group_only())} job(s)")
         assert "busiest part" in page.locator("#focus").inner_text()
         # the search looks through the whole estate; a hit outside the picture draws its part
