@@ -244,13 +244,17 @@ def test_dinky_tasks_reach_data_rentgen_through_its_http_endpoint(
 
 # -- StreamPark, Spark SQL: the Kafka transport from ./openlineage.yml ------------------------------
 
+#: Two targets: the app's run, and one child run per target (SQL_JOB under APPLICATION, as openlineage-spark).
 SPARK_DAILY = """
 CREATE TEMPORARY VIEW bk_orders_src USING jdbc
 OPTIONS (url 'jdbc:postgresql://pg.prod:5432/shop', dbtable 'public.bk_spark_orders', user 'etl', password 'FAKE-bk-spark-pw');
 CREATE TEMPORARY VIEW bk_clicks_src USING parquet OPTIONS (path 's3a://lake/raw/bk_clicks/');
-INSERT OVERWRITE DIRECTORY 's3a://lake/reporting/bk_daily' USING parquet
-SELECT o.id, count(*) AS n FROM bk_orders_src o JOIN bk_clicks_src c ON c.order_id = o.id GROUP BY o.id;
+CREATE TABLE bk_reporting.daily (id BIGINT, n BIGINT) USING parquet LOCATION 's3a://lake/reporting/bk_daily';
+CREATE TEMPORARY VIEW bk_crm_out USING jdbc OPTIONS (url 'jdbc:mysql://mysql.prod:3306/crm', dbtable 'crm.bk_accounts');
+INSERT INTO bk_reporting.daily SELECT o.id, count(*) FROM bk_orders_src o JOIN bk_clicks_src c ON c.order_id = o.id GROUP BY o.id;
+INSERT INTO bk_crm_out SELECT id, name FROM csv.`hdfs://nn:8020/in/bk_accounts.csv`;
 """
+#: One target: the app's own job carries it.
 SPARK_EXPORT = """
 INSERT OVERWRITE DIRECTORY 'gs://exports/bk_orders' USING parquet
 SELECT * FROM json.`s3a://lake/landing/bk_orders/`;
@@ -267,7 +271,7 @@ def test_streampark_spark_sql_apps_reach_data_rentgen_configured_by_openlineage_
     export = c.create_spark_app("bk_spark_export", SPARK_EXPORT)
     watch = openlineage_watch()
     watch.write_openlineage_yml(
-        "transport:\n  type: kafka\n  topic: " + rentgen.topic + "\n  config:\n"
+        f"transport:\n  type: kafka\n  topic: {rentgen.topic}\n  config:\n"
         f'    bootstrap.servers: "{rentgen.bootstrap}"\n'
     )
     for app in (daily, export):
@@ -284,16 +288,23 @@ def test_streampark_spark_sql_apps_reach_data_rentgen_configured_by_openlineage_
 
     [run] = runs_of(rentgen_api, "bk_spark_daily", "SUCCEEDED")
     assert is_uuid7(run["id"])
-    runs_of(rentgen_api, "bk_spark_export", "FAILED")
-    orders, clicks, daily_out = (
-        (WAREHOUSE, "shop.public.bk_spark_orders"),
-        ("s3://lake", "raw/bk_clicks"),
-        ("s3://lake", "reporting/bk_daily"),
+    orders, clicks = (WAREHOUSE, "shop.public.bk_spark_orders"), ("s3://lake", "raw/bk_clicks")
+    daily_out = ("s3://lake", "reporting/bk_daily")
+    # Data.Rentgen keeps a Spark SQL_JOB as an operation of its application's run: the inputs and
+    # outputs of both targets are on the app's job, each target's on its own operation.
+    crm = (("hdfs://nn:8020", "/in/bk_accounts.csv"), ("mysql://mysql.prod:3306", "crm.bk_accounts"))
+    wait_job_io(rentgen_api, "bk_spark_daily", {orders, clicks, crm[0]}, {daily_out, crm[1]})
+    operations = rentgen_api.wait(
+        "both operations of bk_spark_daily", lambda: rentgen_api.operations(run["id"]), lambda ops: len(ops) >= 2
     )
-    wait_job_io(rentgen_api, "bk_spark_daily", {orders, clicks}, {daily_out})
-    wait_job_io(rentgen_api, "bk_spark_export", {("s3://lake", "landing/bk_orders")}, {("gs://exports", "bk_orders")})
-    assert "INSERT OVERWRITE DIRECTORY 's3a://lake/reporting/bk_daily'" in sql_of(rentgen_api, run["id"])
+    statements = sorted(op["data"]["sql_query"] or "" for op in operations)
+    assert len(statements) == 2 and "INSERT INTO bk_crm_out" in statements[0], statements
+    assert "INSERT INTO bk_reporting.daily" in statements[1] and "bk_crm_out" not in statements[1], statements
     edges = column_edges(rentgen_api, rentgen_api.wait_dataset(*daily_out))
     assert (orders, "id", ("id",)) in edges, edges
-    assert "FAKE-bk-spark-pw" not in json.dumps(rentgen_api.operations(run["id"]))
+    assert "FAKE-bk-spark-pw" not in json.dumps(operations)
     assert "FAKE-bk-spark-pw" not in watch.everything_written()
+
+    # One target: the app's own job.
+    runs_of(rentgen_api, "bk_spark_export", "FAILED")
+    wait_job_io(rentgen_api, "bk_spark_export", {("s3://lake", "landing/bk_orders")}, {("gs://exports", "bk_orders")})
