@@ -281,7 +281,6 @@ def reported(rentgen, tables, tmp_path_factory) -> Iterator[Reported]:
     by_kafka = Platform(
         work / "home-kafka",
         {
-            "PLANLINEAGE_LINEAGE_FLINK_RUNS": "own",
             "OPENLINEAGE__TRANSPORT__TYPE": "kafka",
             "OPENLINEAGE__TRANSPORT__TOPIC": rentgen.topic,
             "OPENLINEAGE__TRANSPORT__CONFIG": json.dumps({"bootstrap.servers": rentgen.bootstrap}),
