@@ -510,6 +510,8 @@ def test_time_travel_reads_a_stood_in_catalogs_table(planner, provisioned):
         "lake.default.day_after": ["lake.sales.refunds"],
     }
     assert {s.method for s in lineage.sinks} != {"static"}
+    # the temporary sinks declared under the catalog's name are the script's, not stood in
+    assert sorted(s.name for s in lineage.stand_ins) == ["lake", "lake.sales.refunds"]
 
 
 def test_a_stood_in_aggregate_read_through_views_is_typed_by_its_use(planner, provisioned):

@@ -155,8 +155,9 @@ final class StandInCatalogs {
         ObjectIdentifier id = tEnv.getCatalogManager().qualifyIdentifier(tEnv.getParser().parseIdentifier(target));
         StandInCatalog catalog = catalogs.get(id.getCatalogName());
         ObjectPath path = id.toObjectPath();
-        if (catalog == null || catalog.tableExists(path) && !catalog.isDerived(path)) {
-            return;
+        if (catalog == null || catalog.tableExists(path) && !catalog.isDerived(path)
+                || tEnv.getCatalogManager().isTemporaryTable(id)) {
+            return; // a real table, or a temporary one the script declared under the catalog's name
         }
         if (catalog.isDerived(path) && !catalog.columns(path).isEmpty()) {
             return; // already read by an earlier statement: its columns stand
