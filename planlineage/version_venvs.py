@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,8 @@ PROGRESS_LINES = ("Collecting", "Downloading", "Building", "Installing", "Succes
 UV_PROGRESS_LINES = ("Resolved", "Downloading", "Downloaded", "Building", "Built", "Prepared", "Installed", "+ ")
 #: What marks a requirement pinned to its files' hashes (pip's and uv's requirement-file option).
 HASH_OPTION = "--hash="
+#: How pip and uv say that a file is not the one whose hash was listed.
+HASH_MISMATCH = re.compile(r"DO NOT MATCH THE HASHES|hash mismatch", re.IGNORECASE)
 #: Seconds between two lines of download progress (pip's own bar is off: its output is not a terminal).
 DOWNLOAD_EVERY = 10.0
 #: ``<cache>/<version>.progress``: the lines of the last provisioning of a version, as it goes, for
@@ -246,9 +249,17 @@ class VenvCache:
             if watch is not None:
                 watch.stop()
         if process.wait() != 0:
+            said = _redacted(" / ".join(tail[-5:])) or "no output"
+            if HASH_MISMATCH.search("\n".join(tail)):
+                advice = (
+                    "A downloaded file's sha256 is not one its version file lists: the package index served "
+                    "another file than the one published. Point pip (PIP_INDEX_URL) or uv (UV_INDEX_URL) at an "
+                    "index that serves the published files"
+                )
+            else:
+                advice = "Check network access to the package index"
             raise ProvisionError(
-                f"could not {what}: {_redacted(' / '.join(tail[-5:])) or 'no output'}. "
-                f"Check network access to the package index, then run `planlineage {self.command} install VERSION`."
+                f"could not {what}: {said}. {advice}, then run `planlineage {self.command} install VERSION`."
             )
 
 
