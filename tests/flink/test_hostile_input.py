@@ -103,3 +103,31 @@ def test_the_planner_heap_is_capped_and_configurable(provisioned, monkeypatch):
     monkeypatch.setenv("PLANLINEAGE_PLANNER_HEAP", "700m")
     with Planner(provisioned) as planner:
         assert "-Xmx700m" in command_line(planner.pid)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "said"),
+    [
+        ("", 2, "holds no SQL statement (it is empty or only comments): nothing to analyse."),
+        ("-- every statement commented out\n-- INSERT INTO snk SELECT * FROM src;\n", 2, "holds no SQL statement"),
+        (DDL + "SELECT a FROM src;\n", 0, "writes no table (no INSERT, STATEMENT SET or CREATE TABLE AS)"),
+    ],
+    ids=["empty", "comments", "no-insert"],
+)
+def test_a_script_without_lineage_says_so_with_the_version_under_test(tmp_path, provisioned, text, code, said):
+    """They exited 0 without a word."""
+    script = tmp_path / "job.sql"
+    script.write_text(text)
+    run = [sys.executable, "-P", "-m", "planlineage", "extract", str(script), "--format", "json"]
+    result = subprocess.run(
+        [*run, "--flink-version", provisioned.flink.minor],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == code and said in result.stderr and "Traceback" not in result.stderr
+    if code == 0:
+        assert '"sinks": []' in result.stdout
+    else:
+        assert result.stdout == ""
