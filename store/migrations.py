@@ -91,9 +91,11 @@ _OUTBOX_V5_COLUMNS = (
     "id, run_id, seq, event_type, job_name, payload, status, parked, attempts, first_failed, next_attempt, "
     "last_error, created, claimed_by, claim_until"
 )
+# A run's rows by seq whatever their backend: queueing reads a run's last seq and whether an event
+# is queued at any backend; a claim looks at the run's earlier rows (a few per backend).
 _OUTBOX_INDEXES = (
     "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, backend, id)",
-    "CREATE INDEX IF NOT EXISTS outbox_run ON outbox (backend, run_id, seq)",
+    "CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id, seq)",
 )
 
 MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] = [

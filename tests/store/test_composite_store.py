@@ -124,8 +124,12 @@ def test_an_old_store_with_a_composite_fans_its_pending_rows_out_to_every_backen
         backends = open_backends("composite", composite(a=a, b=b))
         outbox.deliver_pending(store, backends, 10)  # migrates on its first write
         assert_each_once_in_run_order(a, pending + parked)  # a parked '' row goes to each backend afresh
+        # b leaves the composite: its rows are parked saying so (the migrated CHECK takes the kind)
+        report = outbox.deliver_pending(store, open_backends("composite", composite(a=a)), 10)
+        assert report.parked_total == len(pending + parked) and report.remaining == 0
+        assert {r["state"] for r in outbox.listing(store, backend="b")} == {"parked (backend)"}
         b.up()
-        report = outbox.deliver_pending(store, backends, 10)
+        report = outbox.deliver_pending(store, backends, 10)  # b is back: its rows go again
         assert report.remaining == 0
         assert_each_once_in_run_order(b, pending + parked)
     # a new row of a backend and its uniqueness: (backend, run, job, eventType)
