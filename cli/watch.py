@@ -64,7 +64,9 @@ def cmd_watch(args) -> int:
         return EXIT_OK if ok else EXIT_USAGE
     try:
         if not settings.configured():
-            _say("lineage is not configured, nothing to do: planlineage settings set lineage.address URL")
+            from planlineage.openlineage_config import not_configured
+
+            _say(f"nothing to do: {not_configured(settings.list())}")
             return EXIT_USAGE
     except StoreError as error:
         _say(str(error))

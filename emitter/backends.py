@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from planlineage.emitter.transport_kinds import check_kind
 from planlineage.emitter.transports import Transport, TransportConfigError, create_transport
 
 log = logging.getLogger("planlineage.emitter")
@@ -91,9 +92,12 @@ def open_backends(kind: str, options: Mapping[str, Any] | None = None) -> list[B
     names: set[str] = set()
     backends: list[Backend] = []
     for index, child in enumerate(children, 1):
-        child_kind = str(child.get("type") or "").strip().lower()
-        if not child_kind:
+        if not str(child.get("type") or "").strip():
             raise TransportConfigError(f"composite transport {index} has no type (http, kafka, file…)")
+        try:  # a name is lower-cased, a dotted class path (a user's own transport) kept as written
+            child_kind = check_kind(str(child["type"]))
+        except ValueError as error:
+            raise TransportConfigError(f"composite transport {index}: {error}") from None
         if child_kind == COMPOSITE:
             raise TransportConfigError(f"composite transport {index} is a composite: list its transports instead")
         name = str(child.get("name") or child_kind).strip()

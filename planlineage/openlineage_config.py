@@ -270,6 +270,31 @@ def is_configured(values: Values) -> bool:
     return kind_origin != "default"  # console, or a kind openlineage-python builds, named explicitly
 
 
+def not_configured(values: Values) -> str:
+    """Why lineage is off, and what turns it on, in one clause (``values``: ``Settings.list()``)."""
+    kind_value, kind_origin = values["lineage.transport"]
+    if kind_origin == DISABLED_ORIGIN:
+        return f"lineage is disabled by {DISABLED_ORIGIN} (unset it to report)"
+    key, example = ("lineage.file", "/path/events.jsonl") if kind_value == "file" else ("lineage.address", "URL")
+    return (
+        f"lineage is not configured (no {key}): `planlineage settings set {key} {example}`, "
+        f"or OpenLineage's own configuration ({URL_ENV}, {FILE_NAME}, OPENLINEAGE__TRANSPORT__*)"
+    )
+
+
+def describe_target(values: Values) -> str:
+    """Where events go, secret-free, for one line (``lineage: …`` of ``watch --check``)."""
+    kind_value, kind_origin = values["lineage.transport"]
+    if is_openlineage_origin(kind_origin):
+        return f"{kind_value} (from {kind_origin})"
+    address = values["lineage.address"][0]
+    if (kind_value or "gravitino") in HTTP_KINDS and address:
+        from planlineage.emitter.transports.base import safe_address
+
+        return f"{kind_value or 'gravitino'} {safe_address(address)}"
+    return kind_value or "gravitino"
+
+
 def namespace_of(values: Values) -> str:
     """The explicit ``lineage.namespace``; else the metalake (Gravitino with authorization
     reads ``job.namespace`` as the metalake); else ``planlineage``."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planlineage.settings import Settings, masked
+from planlineage.settings import Settings
 from planlineage.streampark import reads
 from planlineage.streampark.connection import Source, SourceError
 from planlineage.streampark.schema import Schema, column_problem, detect
@@ -83,12 +83,13 @@ def say_grants(report: Report, target: Target, missing: list[str], recommended: 
 
 def say_lineage(settings: Settings, report: Report) -> None:
     """Where planlineage reports to, or the problem that it reports nowhere."""
+    from planlineage.openlineage_config import describe_target, not_configured
+
+    values = settings.list()
     if settings.configured():
-        address = settings.get("lineage.address")
-        shown = masked("lineage.address", address) if address else ""
-        report.lines.append(f"lineage: {settings.transport_kind()} {shown}".rstrip())
+        report.lines.append(f"lineage: {describe_target(values)}")
     else:
-        report.problems.append("planlineage's lineage address is not set: planlineage settings set lineage.address URL")
+        report.problems.append(not_configured(values))
 
 
 def check(target: Target, settings: Settings, options: Options) -> Report:

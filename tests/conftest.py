@@ -12,9 +12,11 @@ from gravitino_server import GravitinoTestServer
 
 @pytest.fixture
 def clean_env(tmp_path, monkeypatch):
-    """A private PLANLINEAGE_HOME and no PLANLINEAGE_* from the outside; the home's path."""
+    """A private PLANLINEAGE_HOME and no PLANLINEAGE_* or OPENLINEAGE_* from the outside; the home's path."""
     for name in list(os.environ):
-        if name.startswith("PLANLINEAGE_"):
+        # OpenLineage's own configuration turns lineage on too: a machine's OPENLINEAGE_URL must
+        # not reach a test that expects it off (HOME stays: the default caches live under it)
+        if name.startswith(("PLANLINEAGE_", "OPENLINEAGE_")):
             monkeypatch.delenv(name)
     home = tmp_path / "home"
     monkeypatch.setenv("PLANLINEAGE_HOME", str(home))

@@ -33,7 +33,8 @@ class Cli:
     def __init__(self, home: Path, tmp: Path):
         self.home = home
         self.tmp = tmp
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PLANLINEAGE_")}
+        # neither planlineage's nor OpenLineage's configuration from the outside
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANLINEAGE_", "OPENLINEAGE_"))}
         self.env["PLANLINEAGE_HOME"] = str(home)
         self.planner = RecordedPlanner(tmp / "flink-cache")
         self.env.update(self.planner.env())

@@ -67,9 +67,17 @@ def test_check_without_a_lineage_address_or_a_reachable_database(streampark, wat
     result = watch("--check", "--streampark-db", sp.url, PLANLINEAGE_LINEAGE_ADDRESS="")
     assert result.returncode == 2
     assert (
-        "PROBLEM: planlineage's lineage address is not set: planlineage settings set lineage.address URL"
+        "PROBLEM: lineage is not configured (no lineage.address): `planlineage settings set lineage.address URL`, "
+        "or OpenLineage's own configuration (OPENLINEAGE_URL, openlineage.yml, OPENLINEAGE__TRANSPORT__*)"
         in result.stdout
     )
+    disabled = watch("--check", "--streampark-db", sp.url, OPENLINEAGE_DISABLED="true")
+    assert disabled.returncode == 2
+    assert "PROBLEM: lineage is disabled by OPENLINEAGE_DISABLED=true (unset it to report)" in disabled.stdout
+    from_openlineage = watch(
+        "--check", "--streampark-db", sp.url, PLANLINEAGE_LINEAGE_ADDRESS="", OPENLINEAGE_URL="http://127.0.0.1:9/x"
+    )
+    assert "lineage: http (from OPENLINEAGE_URL)" in from_openlineage.stdout, from_openlineage.stdout
     unreachable = sp.url.replace(f":{server.port}/", ":1/")
     result = watch("--check", "--streampark-db", unreachable)
     assert result.returncode == 2 and "PROBLEM: cannot connect to the StreamPark database" in result.stdout
