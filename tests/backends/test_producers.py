@@ -132,6 +132,7 @@ class Platform:
         self.env["PLANLINEAGE_PLANNER_DIR"] = tempfile.mkdtemp(prefix="pl-backends-")
         # The compile service leaves soon after its work, so that the module ends with it.
         self.env["PLANLINEAGE_COMPILE_IDLE_SECONDS"] = "2"
+        self.printed: list[str] = []  # what each command printed (stdout and stderr)
         home.mkdir(parents=True, exist_ok=True)
 
     def __call__(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -144,6 +145,7 @@ class Platform:
             timeout=timeout,
         )
         assert done.returncode == 0, f"planlineage {args[0]} exited {done.returncode}: {done.stderr[-2000:]}"
+        self.printed.append(done.stdout + done.stderr)
         return done
 
     def wait_services(self, timeout: float = 60) -> None:
@@ -165,6 +167,7 @@ class Reported:
     flink_job_id: str  # of the shared job, as the runner read it from the REST API
     flink_start_time: int  # ms
     platforms: tuple[Platform, ...]
+    token: str  # the personal token every producer sends to http2kafka
 
 
 @pytest.fixture(scope="module")
@@ -339,6 +342,7 @@ def reported(rentgen, tables, tmp_path_factory) -> Iterator[Reported]:
         flink_job_id=started[0][0],
         flink_start_time=started[0][1],
         platforms=(by_url, by_kafka),
+        token=token,
     )
     for home in (by_url, by_kafka):
         home.wait_services()
@@ -490,8 +494,10 @@ def test_planlineage_reports_a_listened_flink_job_on_the_listener_job_and_run(re
     assert not [item for item in rentgen_api.jobs(SHARED_APP) if item["data"]["name"] == SHARED_APP]
 
 
-def test_every_event_planlineage_reported_was_delivered(reported, rentgen_api):
-    """Nothing waits in either home's outbox once the runs ended: each transport delivered all."""
+def test_every_event_planlineage_reported_was_delivered_and_no_secret_was_kept(reported, rentgen_api):
+    """Nothing waits in either home's outbox once the runs ended: each transport delivered all.
+    Neither the personal token (OPENLINEAGE_API_KEY) nor the database password of the jobs' SQL is
+    in anything planlineage printed or in any file of its homes (state, logs, job files)."""
     rentgen_api.wait_dataset(*reported.big_orders)
     _shared_run(rentgen_api, reported)
     for platform in reported.platforms:
@@ -499,3 +505,12 @@ def test_every_event_planlineage_reported_was_delivered(reported, rentgen_api):
         listing = platform("outbox", "list")
         assert not listing.stdout, f"undelivered in {platform.home}: {listing.stdout}"
         assert "no lineage events are waiting" in listing.stderr, listing.stderr
+        secrets = [reported.token, databases.PASSWORD]
+        printed = [text for text in platform.printed if any(secret in text for secret in secrets)]
+        assert not printed, f"a secret in planlineage's output: {printed}"
+        kept = [
+            path
+            for path in platform.home.rglob("*")
+            if path.is_file() and any(secret.encode() in path.read_bytes() for secret in secrets)
+        ]
+        assert not kept, f"a secret in planlineage's files: {kept}"
