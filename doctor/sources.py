@@ -84,7 +84,7 @@ NOT_UNICODE = "a lone surrogate escape (\\ud800-\\udfff), not Unicode text"
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-class _Unreadable(Exception):
+class UnreadableLine(Exception):
     """A piece of input that is JSON but cannot be used; its argument says why."""
 
 
@@ -94,10 +94,10 @@ def _scrubbed(obj: dict, escaped_surrogate: bool) -> dict:
     try:
         event = scrub(obj)
     except RecursionError:
-        raise _Unreadable(TOO_DEEP) from None
+        raise UnreadableLine(TOO_DEEP) from None
     if escaped_surrogate and _has_surrogate(event):
         # JSON can escape half a character; no UTF-8 store or page can hold such a name
-        raise _Unreadable(NOT_UNICODE)
+        raise UnreadableLine(NOT_UNICODE)
     return event
 
 
@@ -113,7 +113,7 @@ def _decode(text: str, start: int) -> tuple[Any, int]:
     try:
         return _DECODER.raw_decode(text, start)
     except RecursionError:
-        raise _Unreadable(TOO_DEEP) from None
+        raise UnreadableLine(TOO_DEEP) from None
 
 
 #: Where a JSON value that can hold events starts: an object, or an array of objects (a log4j
@@ -127,9 +127,9 @@ def _next_value(line: str, start: int) -> int:
     return found.start() if found else -1
 
 
-def _events_in_line(line: str) -> list[dict]:
+def events_in_line(line: str) -> list[dict]:
     """The events of one line: a JSON object, or a JSON array of them (a dump on one line), after
-    any prefix (a log4j line's timestamp, level, `[thread]` and logger). Raises _Unreadable."""
+    any prefix (a log4j line's timestamp, level, `[thread]` and logger). Raises UnreadableLine."""
     start = _next_value(line, 0)
     escaped_surrogate = _SURROGATE_ESCAPE.search(line) is not None
     attempts = 0
@@ -220,14 +220,14 @@ def _events_in_document(handle: IO[str], counts: FileEvents) -> Iterator[dict]:
             more, tail, eof = _read_lines(handle, tail, max(_CHUNK, len(buffer) - start))
             buffer, pos, counted_to = buffer[start:] + more, 0, max(0, counted_to - start)
             continue
-        except _Unreadable as why:
+        except UnreadableLine as why:
             counts.unreadable_at(why.args[0], None)
             return  # where a too-deep value ends is unknown: the rest cannot be read
         pos = end
         if is_event(obj):
             try:
                 event = _scrubbed(obj, _SURROGATE_ESCAPE.search(buffer, start, end) is not None)
-            except _Unreadable as why:
+            except UnreadableLine as why:
                 counts.unreadable_at(why.args[0], None)
                 continue
             counts.events += 1
@@ -291,8 +291,8 @@ def iter_events(path: str, counts: FileEvents | None = None) -> Iterator[dict]:
         with _open_text(path) as handle:
             for number, line in enumerate(handle, 1):
                 try:
-                    found = _events_in_line(line)
-                except _Unreadable as why:
+                    found = events_in_line(line)
+                except UnreadableLine as why:
                     counts.unreadable_at(why.args[0], number)
                     continue
                 if found:

@@ -166,7 +166,7 @@ class _Tail:
     def _read_lines(self, inputs: _Inputs) -> int:
         """The events of the whole lines after `offset`; the offset moves past the last one."""
         from planlineage.doctor import UnreadableInput
-        from planlineage.doctor.sources import _events_in_line, _Unreadable
+        from planlineage.doctor.sources import UnreadableLine, events_in_line
 
         found = 0
         try:
@@ -182,8 +182,8 @@ class _Tail:
                     rest = data[end:]
                     for raw in data[:end].splitlines():
                         try:
-                            events = _events_in_line(raw.decode("utf-8"))
-                        except _Unreadable:
+                            events = events_in_line(raw.decode("utf-8"))
+                        except UnreadableLine:
                             continue  # counted by `planlineage doctor`; the page skips it
                         except UnicodeDecodeError:
                             raise UnreadableInput(

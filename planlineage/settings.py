@@ -104,6 +104,10 @@ def normalize(key: str, value: str) -> str:
             return store_url.normalize(value)
         except store_url.StoreUrlError as error:
             raise SettingError(f"lineage.store: {error}") from None
+    if key == "lineage.ui-token" and 0 < len(value) < 16:  # graph.server.MIN_TOKEN: guessed in a few tries
+        raise SettingError(
+            "lineage.ui-token needs at least 16 characters: set a longer one, or unset it for a generated one"
+        )
     if key == "lineage.address" and value:
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -154,3 +154,13 @@ def test_an_unchanged_settings_file_is_read_once_per_settings_object(store, monk
     for key in ("lineage.address", "lineage.namespace", "lineage.transport", "lineage.sql-max-bytes"):
         settings.get(key)
     assert reads == [settings.path]  # a compile asks for several settings: one read, not one each
+
+
+def test_a_ui_token_that_a_few_guesses_find_is_refused(tmp_path):
+    from planlineage.settings import SettingError, normalize
+
+    with pytest.raises(SettingError, match="at least 16 characters"):
+        normalize("lineage.ui-token", "x")
+    with pytest.raises(SettingError, match="at least 16 characters"):
+        normalize("lineage.ui-token", "fifteen-chars!!")
+    assert normalize("lineage.ui-token", "sixteen-chars!!!") == "sixteen-chars!!!"
