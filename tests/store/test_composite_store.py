@@ -177,3 +177,20 @@ def test_an_old_store_not_written_since_the_upgrade_is_listed_without_migrating_
     assert len(listed) == len(pending) + len(parked) and {r["backend"] for r in listed} == {""}
     assert outbox.listing(store, backend="a") == []
     assert store.schema_version() == OLD_VERSION  # reading changed nothing
+
+
+def test_a_salvaged_store_keeps_each_rows_backend(store, private_home):
+    from planlineage.store import recovery
+
+    queued = queue_runs(store, 1)
+    with GravitinoTestServer() as a, GravitinoTestServer() as b:
+        b.down()
+        outbox.deliver_pending(store, open_backends("composite", composite(a=a, b=b)), 10)
+    queue_runs(store, 1)  # and one not fanned out yet
+    salvaged = recovery.read_salvage(store.path)
+    fresh = Store(private_home / "fresh.db")
+    assert fresh.write(lambda conn: recovery.copy_into(conn, salvaged))[1] == len(queued) + 3
+    assert fresh.rows("SELECT backend, COUNT(*) AS n FROM outbox GROUP BY backend ORDER BY backend") == [
+        {"backend": "", "n": 3},
+        {"backend": "b", "n": len(queued)},
+    ]
