@@ -141,7 +141,8 @@ def prepare(store: Store, names: Sequence[str]) -> None:
 
 # A row may go when it is due and free, and nothing earlier in its run at its backend still has to
 # go first: an earlier row that waits for its backoff, is leased by another process, or is parked
-# for a reason that also concerns the rows after it.
+# for a reason that also concerns the rows after it; nor an earlier event not fanned out yet (a
+# '' row a node with older settings held while the later ones were fanned out).
 _CLAIMABLE = f"""
     SELECT o.id, o.backend, o.run_id, o.seq, o.job_name, o.event_type, o.payload, o.attempts, o.first_failed
     FROM outbox o
@@ -150,10 +151,11 @@ _CLAIMABLE = f"""
       AND {_free("o.")}
       AND NOT EXISTS (
         SELECT 1 FROM outbox p
-        WHERE p.backend = o.backend AND p.run_id = o.run_id AND p.seq < o.seq
+        WHERE p.run_id = o.run_id AND p.seq < o.seq AND p.backend IN (o.backend, '')
           AND ((p.status = 'parked' AND p.parked != 'event')
                OR (p.status = 'pending'
-                   AND ((p.next_attempt IS NOT NULL AND p.next_attempt > :now)
+                   AND (p.backend != o.backend
+                        OR (p.next_attempt IS NOT NULL AND p.next_attempt > :now)
                         OR (p.claim_until IS NOT NULL AND p.claim_until >= :now))))
       )
     ORDER BY o.id
@@ -162,7 +164,8 @@ _CLAIMABLE = f"""
 
 
 def _run_prefixes(conn, backend: str, rows: list) -> list:
-    """The rows that are, per run, the run's next rows to go in order at ``backend``.
+    """The rows that are, per run, the run's next rows to go in order at ``backend``, in the order
+    to send them.
 
     On PostgreSQL another node may hold an earlier row of a run locked but not yet marked as
     claimed (``SKIP LOCKED`` hides it from this claim, the ``NOT EXISTS`` above still sees it
@@ -173,7 +176,7 @@ def _run_prefixes(conn, backend: str, rows: list) -> list:
     wanted = {r["id"] for r in rows}
     runs = sorted({r["run_id"] for r in rows})
     order = conn.execute(
-        f"SELECT id, run_id FROM outbox WHERE backend = ? AND run_id IN ({_marks(runs)}) "
+        f"SELECT id, run_id FROM outbox WHERE backend IN (?, '') AND run_id IN ({_marks(runs)}) "
         "AND (status = 'pending' OR (status = 'parked' AND parked != 'event')) ORDER BY run_id, seq, id",
         (backend, *runs),
     ).fetchall()
@@ -186,7 +189,13 @@ def _run_prefixes(conn, backend: str, rows: list) -> list:
             allowed.add(row["id"])
         else:
             blocked.add(row["run_id"])
-    return [r for r in rows if r["id"] in allowed]
+    taken = [r for r in rows if r["id"] in allowed]
+    # Sent in this order: runs by their oldest row, each run by seq (a row fanned out late, once
+    # another node let go of it, has a higher id than the run's later rows).
+    oldest: dict[str, int] = {}
+    for row in taken:
+        oldest.setdefault(row["run_id"], row["id"])
+    return sorted(taken, key=lambda r: (oldest[r["run_id"]], r["seq"]))
 
 
 def claim(

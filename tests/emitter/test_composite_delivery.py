@@ -236,3 +236,25 @@ def test_outbox_list_and_retry_show_and_take_the_backend(store):
     assert cli("outbox", "retry", "--backend", "a").stderr.strip() == "0 lineage event(s) put back in line"
     assert cli("outbox", "retry", "--backend", "b").stderr.strip() == f"{len(queued)} lineage event(s) put back in line"
     assert all(r["state"] == "due" and r["backend"] == "b" for r in outbox.listing(store))
+
+
+def test_a_queued_event_another_node_still_holds_keeps_its_runs_later_events_back(store):
+    """A node with older settings (one transport) holds a run's first event while this node fans
+    the run's later events out: they must not reach a backend before the first one."""
+    queued = queue_runs(store, 1)
+    first = store.rows("SELECT id FROM outbox ORDER BY seq LIMIT 1")[0]["id"]
+    store.write(
+        lambda c: c.execute(
+            "UPDATE outbox SET claimed_by = 'old-node', claim_until = ? WHERE id = ?", (time.time() + 600, first)
+        )
+    )
+    with GravitinoTestServer() as a:
+        backends = open_backends("composite", composite(a=a))
+        report = outbox.deliver_pending(store, backends, 10)
+        assert report.delivered == 0 and a.events == []  # fanned out, but held behind the first
+        store.write(
+            lambda c: c.execute("UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE id = ?", (first,))
+        )
+        report = outbox.deliver_until(store, backends, 10)
+    assert report.remaining == 0
+    assert_each_once_in_run_order(a, queued)
