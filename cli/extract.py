@@ -64,7 +64,7 @@ def cmd_extract(args) -> int:
             raise InputError("--engine spark extracts one script at a time; pass a single file.")
         return cmd_backfill(args)
     script = _read_script(args.script[0])
-    no_lineage = _no_lineage(args.script[0], script)
+    no_lineage = _no_lineage(args, script)
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     head_start = None
     if args.engine == "flink":
@@ -81,17 +81,24 @@ def cmd_extract(args) -> int:
             head_start.close()
 
 
-def _no_lineage(path: str, script: str) -> str | None:
+def _no_lineage(args, script: str) -> str | None:
     """What to say of a script that writes no table (it has no lineage: the command's output
     lists no sink, exit 0); None for one that does. A script without any statement is not
-    analysed: an InputError (exit 2), since the file is most likely not the one meant."""
+    analysed: an InputError (exit 2), since the file is most likely not the one meant (an
+    unsupported --flink-version is said first, as for any script)."""
     from planlineage import script as sql_script
 
+    path = args.script[0]
     try:
         statements = sql_script.split(script)
     except sql_script.ScriptError:
         return None  # the pipeline reports it with its line
     if not statements:
+        if args.engine == "flink":
+            from planlineage.planner.provision import resolve_version, without_compiled_plan
+
+            if not without_compiled_plan(args.flink_version):
+                resolve_version(args.flink_version)
         raise InputError(f"{path} holds no SQL statement (it is empty or only comments): nothing to analyse.")
     kinds = {statement.kind for statement in statements}
     if kinds & (sql_script.SINKS | {sql_script.Kind.PLAN_FILE}):
