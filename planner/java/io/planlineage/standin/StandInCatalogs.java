@@ -155,8 +155,7 @@ final class StandInCatalogs {
         ObjectIdentifier id = tEnv.getCatalogManager().qualifyIdentifier(tEnv.getParser().parseIdentifier(target));
         StandInCatalog catalog = catalogs.get(id.getCatalogName());
         ObjectPath path = id.toObjectPath();
-        if (catalog == null || catalog.tableExists(path) && !catalog.isDerived(path)
-                || tEnv.getCatalogManager().isTemporaryTable(id)) {
+        if (catalog == null || catalog.tableExists(path) && !catalog.isDerived(path) || temporary(id)) {
             return; // a real table, or a temporary one the script declared under the catalog's name
         }
         if (catalog.isDerived(path) && !catalog.columns(path).isEmpty()) {
@@ -171,6 +170,16 @@ final class StandInCatalogs {
             columns.put(name, sqlType(queryColumns.get(i)));
         }
         catalog.defineColumns(path, columns);
+    }
+
+    /** Whether a temporary table has this name (read reflectively: not every version's API says it alike). */
+    private boolean temporary(ObjectIdentifier id) {
+        try {
+            Object manager = tEnv.getCatalogManager();
+            return (Boolean) manager.getClass().getMethod("isTemporaryTable", ObjectIdentifier.class).invoke(manager, id);
+        } catch (ReflectiveOperationException | ClassCastException e) {
+            return false;
+        }
     }
 
     private static String sqlType(Column column) {
