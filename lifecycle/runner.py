@@ -20,6 +20,7 @@ the one owner of the ``runs`` table.
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from planlineage import lazylog
@@ -190,6 +191,34 @@ def setup_logging(store: Store) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
+    if isinstance(handler, logging.StreamHandler):
+        # The service runs detached, its standard error is nowhere: what is written there (the
+        # `console` transport's events, a thread's traceback) goes to the log instead, redacted.
+        sys.stderr = _RedactedLog(handler.stream)
+
+
+class _RedactedLog:
+    """A text stream that writes every line redacted to the service's log (``sys.stderr``)."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        from planlineage.registry.secrets import redact_text
+
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        if lines:
+            self.stream.write("".join(redact_text(line) + "\n" for line in lines))
+            self.stream.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
 
 
 def _redacted_sql(sql: str, engine: str | None = None) -> str:

@@ -476,3 +476,16 @@ def test_a_fixed_token_reaches_the_running_compile_service_and_releases_what_401
         assert order == {f"job{i}": ["START", "RUNNING"] for i in range(3)}
         assert Counter(srv.keys().values()) == Counter({1: 6})
     assert "parked" not in cli("outbox", "list").stdout.decode()
+
+
+def test_the_console_transport_prints_the_background_services_events_into_its_log(cli, sql_file, private_home):
+    """The compile service runs detached (its standard error is nowhere): the `console`
+    transport recorded the run and printed its events nowhere at all."""
+    assert cli("settings", "set", "lineage.transport", "console").returncode == 0
+    submit(cli, sql_file)
+    state(cli, "app-1", "RUNNING")
+    log = (private_home / "compile-service.log").read_text(encoding="utf-8")
+    printed = [json.loads(line[line.index("{") :]) for line in log.splitlines() if '"eventType"' in line]
+    assert [e["eventType"] for e in printed] == ["START", "RUNNING"], log
+    assert {json.dumps(datasets(e)) for e in printed} == {json.dumps(REGULAR_JOIN)}
+    assert SECRET not in log
