@@ -498,7 +498,14 @@ def test_every_event_planlineage_reported_was_delivered_and_no_secret_was_kept(r
     """Nothing waits in either home's outbox once the runs ended: each transport delivered all.
     Neither the personal token (OPENLINEAGE_API_KEY) nor the database password of the jobs' SQL is
     in anything planlineage printed or in any file of its homes (state, logs, job files)."""
-    rentgen_api.wait_dataset(*reported.big_orders)
+    # Only planlineage reports the writer: its run ends in the backend when planlineage's COMPLETE
+    # arrives, sent by the compile service after the platform's last command, with no other.
+    writer = rentgen_api.wait_job(WRITER_JOB)
+    rentgen_api.wait(
+        f"{WRITER_JOB}'s run ended by planlineage's COMPLETE",
+        lambda: rentgen_api.runs(job_id=writer["id"]),
+        lambda items: items and all(item["data"]["status"] == "SUCCEEDED" for item in items),
+    )
     _shared_run(rentgen_api, reported)
     for platform in reported.platforms:
         platform.wait_services()
