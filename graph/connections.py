@@ -9,10 +9,10 @@ request heads without blocking:
   HEAD_SECONDS, or it is closed;
 - at most MAX_PENDING connections wait for their head; one more closes the one that has waited
   longest (a slow sender loses its place, a new request is read at once);
-- a whole head goes to a pool of WORKERS threads, where the handler checks the Host and the token
-  before anything else; at most MAX_QUEUED whole requests wait for a worker, more are answered 503;
-- a worker writes its answer with a timeout (WRITE_SECONDS): a client that does not read cannot
-  hold a worker longer.
+- a whole head goes to a pool of HANDLER_THREADS threads, where the handler checks the Host and the token
+  before anything else; at most MAX_QUEUED whole requests wait for a handler thread, more are answered 503;
+- a handler thread writes its answer with a timeout (WRITE_SECONDS): a client that does not read cannot
+  hold a handler thread longer.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 HEAD_SECONDS = 5.0
 HEAD_BYTES = 16 * 1024
 MAX_PENDING = 256
-WORKERS = 8
+HANDLER_THREADS = 8
 MAX_QUEUED = 64
 WRITE_SECONDS = 10.0
 BUSY = (
@@ -53,7 +53,7 @@ class SocketWriter(io.BufferedIOBase):
 
 class BoundedServer:
     """Listens on `address`; `handle(connection, head, client_address)` answers one whole request
-    head on a worker thread (and closes nothing: the server closes the connection after it)."""
+    head on a handler thread (and closes nothing: the server closes the connection after it)."""
 
     def __init__(self, address: tuple[str, int], handle: Callable[[socket.socket, bytes, tuple], None]) -> None:
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
@@ -71,7 +71,7 @@ class BoundedServer:
         self._pending: dict[socket.socket, tuple[float, bytearray, tuple]] = {}  # in arrival order
         self._queued = 0
         self._queued_lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="planlineage-ui")
+        self._pool = ThreadPoolExecutor(HANDLER_THREADS, thread_name_prefix="planlineage-ui")
         self._wake_read, self._wake_write = socket.socketpair()
         self._stop = threading.Event()
         self._stopped = threading.Event()
