@@ -56,7 +56,9 @@ def cmd_flink_conf(args) -> int:
 
 def configure(name: str, parser) -> None:
     if name == "flink-conf":
-        parser.add_argument("--flink-version", required=True)
-    parser.add_argument("--app-id", default=None)
-    parser.add_argument("--lineage-enable", action="store_true")
+        parser.add_argument("--flink-version", required=True, help="the job's Flink version (the listener is 2.x's)")
+    parser.add_argument("--app-id", default=None, help="the application's id, for the messages")
+    parser.add_argument(
+        "--lineage-enable", action="store_true", help="the job reports lineage (without it the file is left as it is)"
+    )
     parser.set_defaults(run=cmd_flink_conf if name == "flink-conf" else cmd_spark_conf)

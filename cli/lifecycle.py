@@ -156,15 +156,9 @@ def cmd_submit(args) -> None:
 def _say_not_configured(settings) -> None:
     """`submit --lineage-enable` without a place to send events: one line, so that a platform
     that asked for lineage learns why none comes (nothing is recorded or written)."""
-    from planlineage.settings import env_name
+    from planlineage.openlineage_config import not_configured
 
-    kind = (settings.get("lineage.transport") or "gravitino").lower()
-    key, example = ("lineage.file", "/path/events.jsonl") if kind == "file" else ("lineage.address", "http://HOST:8090")
-    print(
-        f"planlineage: lineage is not configured (no {key}): nothing is recorded for this job; "
-        f"set it with `planlineage settings set {key} {example}` or {env_name(key)}",
-        file=sys.stderr,
-    )
+    print(f"planlineage: nothing is recorded for this job: {not_configured(settings.list())}", file=sys.stderr)
 
 
 def _script_limit(settings, script_size, outage: Exception | None) -> int:
@@ -380,14 +374,28 @@ def _millis(text: str) -> int:
 def configure(name: str, parser) -> None:
     """The arguments of ``submit``, ``state``, ``flush``, ``outbox`` or ``_compile-service``."""
     if name == "submit":
-        parser.add_argument("--app-id", required=True)
-        parser.add_argument("--job-name", required=True)
-        parser.add_argument("--flink-version", default=None)
-        parser.add_argument("--sql-file", required=True)
-        parser.add_argument("--jar", action="append", default=[])
+        parser.add_argument(
+            "--app-id", required=True, help="the platform's id of the application: `state` names the run by it"
+        )
+        parser.add_argument("--job-name", required=True, help="the OpenLineage job name of the application")
+        parser.add_argument(
+            "--flink-version", default=None, help="the job's Flink version (1.20 or 1.20.5; default 1.20)"
+        )
+        parser.add_argument("--sql-file", required=True, help="the file of the job's SQL script")
+        parser.add_argument(
+            "--jar",
+            action="append",
+            default=[],
+            metavar="JAR",
+            help="a connector, format, catalog or UDF jar the job uses (repeat it); what none provides is stood in",
+        )
         parser.add_argument("--engine", choices=["flink", "spark"], default="flink", help="whose SQL the job is")
         parser.add_argument("--spark-version", default=None, help="with --engine spark: 3.5 or 4.0")
-        parser.add_argument("--lineage-enable", action="store_true")
+        parser.add_argument(
+            "--lineage-enable",
+            action="store_true",
+            help="report this job (the platform's per-job switch; without it nothing is recorded)",
+        )
         parser.add_argument(
             "--flink-job-id",
             type=_flink_job_id,
@@ -403,13 +411,17 @@ def configure(name: str, parser) -> None:
         )
         parser.set_defaults(run=cmd_submit)
     elif name == "state":
-        parser.add_argument("--app-id", required=True)
-        parser.add_argument("--state", required=True)
-        parser.add_argument("--error", default=None)
+        parser.add_argument("--app-id", required=True, help="the application, as given to `submit`")
+        parser.add_argument(
+            "--state",
+            required=True,
+            help="the platform's state (RUNNING, FINISHED, FAILED, CANCELED, ...): see docs/lifecycle.md",
+        )
+        parser.add_argument("--error", default=None, help="with a failure: its message (the errorMessage facet)")
         parser.set_defaults(run=cmd_state)
     elif name == "flush":
         parser.add_argument("--timeout", type=float, default=FLUSH_SECONDS, help="seconds (default 10)")
-        parser.add_argument("--verbose", action="store_true")
+        parser.add_argument("--verbose", action="store_true", help="say what was delivered and what is kept")
         parser.set_defaults(run=cmd_flush)
     elif name == "outbox":
         commands = parser.add_subparsers(dest="outbox_command", required=True)

@@ -55,9 +55,12 @@ def configure(name: str, parser: argparse.ArgumentParser) -> None:
     ):
         sub = planner_commands.add_parser(command, help=text)
         if command == "start":
-            sub.add_argument("flink_version_list", nargs="*", metavar="VERSION")
+            sub.add_argument(
+                "flink_version_list", nargs="*", metavar="VERSION", help="Flink versions (1.20 2.3); default 1.20"
+            )
         elif command in ("serve", "stop"):
-            sub.add_argument("--flink-version", default=None)
+            which = "the version to serve (default 1.20)" if command == "serve" else "only this version's (else all)"
+            sub.add_argument("--flink-version", default=None, help=which)
         sub.add_argument("--idle-timeout", type=float, default=900.0, help="stop after this many idle seconds")
         sub.add_argument("--max-jobs", type=int, default=20_000, help="recycle the JVM after this many jobs")
         sub.add_argument("--max-rss-mb", type=int, default=600, help="recycle the JVM above this resident memory")

@@ -87,11 +87,12 @@ def _check_library_kind(raw: str) -> None:
 def configure(name: str, parser) -> None:
     commands = parser.add_subparsers(dest="settings_command", required=True)
     set_ = commands.add_parser("set", help="store a setting")
-    set_.add_argument("key")
+    key_help = "a setting's name, e.g. lineage.address (`planlineage settings list` lists them)"
+    set_.add_argument("key", help=key_help)
     set_.add_argument("value", help="the value; - reads it from stdin (use this for lineage.token)")
     get = commands.add_parser("get", help="print a setting (secrets masked)")
-    get.add_argument("key")
+    get.add_argument("key", help=key_help)
     unset = commands.add_parser("unset", help="remove a stored setting")
-    unset.add_argument("key")
+    unset.add_argument("key", help=key_help)
     commands.add_parser("list", help="every setting, its value (secrets masked) and origin")
     parser.set_defaults(run=cmd_settings)

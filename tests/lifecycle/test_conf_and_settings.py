@@ -42,8 +42,9 @@ def tree(*roots: Path) -> dict[str, str]:
 
 
 NOT_CONFIGURED = (
-    b"planlineage: lineage is not configured (no lineage.address): nothing is recorded for this job; "
-    b"set it with `planlineage settings set lineage.address http://HOST:8090` or PLANLINEAGE_LINEAGE_ADDRESS\n"
+    b"planlineage: nothing is recorded for this job: lineage is not configured (no lineage.address): "
+    b"`planlineage settings set lineage.address URL`, or OpenLineage's own configuration "
+    b"(OPENLINEAGE_URL, openlineage.yml, OPENLINEAGE__TRANSPORT__*)\n"
 )
 
 CONF_INPUTS = [
