@@ -66,6 +66,15 @@ def _children(transports: Any) -> list[dict[str, Any]]:
     raise TransportConfigError("composite transports must be a list or a name -> config mapping of transports")
 
 
+def _priority(child: Mapping[str, Any]) -> float:
+    try:
+        return float(child.get("priority") or 0)
+    except (TypeError, ValueError):
+        raise TransportConfigError(
+            f"composite transport {child.get('name') or child.get('type')!r}: priority must be a number"
+        ) from None
+
+
 def _build(kind: str, options: Mapping[str, Any]) -> Transport | str:
     try:
         return create_transport(kind, options)
@@ -88,7 +97,7 @@ def open_backends(kind: str, options: Mapping[str, Any] | None = None) -> list[B
     if not children:
         raise TransportConfigError("the composite transport has no transports: add at least one")
     if str(options.get("sort_transports", "")).lower() in ("true", "1", "yes"):
-        children.sort(key=lambda c: -float(c.get("priority") or 0))
+        children.sort(key=lambda c: -_priority(c))
     names: set[str] = set()
     backends: list[Backend] = []
     for index, child in enumerate(children, 1):

@@ -183,6 +183,7 @@ def test_open_backends_reads_openlineage_pythons_composite_shapes():
         ({"transports": [{"name": "x"}]}, "has no type"),
         ({"transports": [{"type": "composite", "transports": []}]}, "is a composite"),
         ({"transports": 3}, "must be a list"),
+        ({"transports": [{"type": "console", "priority": "high"}], "sort_transports": True}, "must be a number"),
     ):
         with pytest.raises(TransportConfigError, match=said):
             open_backends("composite", bad)
