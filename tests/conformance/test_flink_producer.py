@@ -9,6 +9,10 @@ default) and with ``--jar`` the same connector jars. Each output, its inputs and
 symlinks are compared byte for byte with the listener's; a difference must be decided in
 ``decisions.toml`` (``[[flink]]``), a decision must still match a difference, the jar run must
 give what the stand-in run gives, and ``docs/conformance.md`` must show the table this run measured.
+The events themselves are compared too, at job and run level (``producer_diff.JobFacts``: the
+``jobType`` fields, ``processing_engine``, the ``parent`` facet, the runId's version, and the kind
+of each write a backend derives): planlineage's events are built from the same document as a
+submission's are; each difference is decided once for every case (``facet = ...``).
 
 Runs where a Flink version is chosen (``PLANLINEAGE_TEST_FLINK``; tox env ``conformance``). The
 listener reads Flink's native lineage graph, which Flink has from 2.0 on.
@@ -33,14 +37,21 @@ import kafka_broker  # noqa: E402
 import maven_artifacts  # noqa: E402
 from producer_diff import (  # noqa: E402
     UNDECIDED,
+    JobFacts,
     Lineage,
     Placeholders,
     compare,
+    compare_facts,
     decision,
     from_document,
     from_events,
+    job_facts,
     load_decisions,
     needs,
+    plain,
+    read_events,
+    set_aside_in_memory_symlinks,
+    stale_facet_decisions,
 )
 
 HERE = Path(__file__).parent
@@ -133,6 +144,60 @@ class Measured:
     ours: Lineage  # planlineage with its stand-ins
     with_jars: Lineage | None  # planlineage with --jar the real connectors (cases that need them)
     shared: dict | None = None  # a case that gave the job's id: both producers' (type, job, run) per event
+    in_memory_links: int = 0  # the listener's TABLE symlinks named after an in-memory catalog's table
+
+
+#: What Data.Rentgen's Flink extractor assumes of a write no facet types (OutputTypeDTO.APPEND).
+FLINK_DEFAULT_KIND = "APPEND"
+IN_MEMORY_LINKS = "in-memory catalog"
+
+
+def in_memory_tables(document: dict, text: str) -> set[str]:
+    """The tables of the case that live in Flink's in-memory catalog (planlineage's own reading)."""
+    from planlineage import script
+    from planlineage.planner.sink_statements import script_writes
+    from planlineage.registry.identity import IN_MEMORY, catalog_kind_of
+
+    catalog_types = script_writes(script.split(text)).catalog_types
+    names = {use["table"] for sink in document["sinks"] for use in (sink, *sink["inputs"])}
+    return {name for name in names if catalog_kind_of({}, catalog_types, name) == IN_MEMORY}
+
+
+def our_events(lineage, name: str, text: str) -> list[dict]:
+    """planlineage's events of the case, as a submission's: START and COMPLETE, the script as SQL."""
+    from planlineage.emitter.events import build_events, new_run_id, to_dict
+    from planlineage.lifecycle.runner import _redacted_sql
+
+    run_id = new_run_id()
+    return [
+        to_dict(event)
+        for event_type in ("START", "COMPLETE")
+        for event in build_events(
+            lineage,
+            job_name=name,
+            job_namespace="conformance",
+            run_id=run_id,
+            event_type=event_type,
+            sql=_redacted_sql(text),
+        )
+    ]
+
+
+def listener_facts(events: list[dict], document: dict) -> JobFacts:
+    """The listener's facts, its outputs named as planlineage names them where the listener knows a
+    table only by Flink's fallback identity (as set_aside_catalog_names does for datasets)."""
+    facts = job_facts(events)
+    tables = {
+        ("", use["table"]): [(d["namespace"], d["name"]) for d in use["datasets"]]
+        for sink in document["sinks"]
+        for use in (sink, *sink["inputs"])
+    }
+    kinds: dict = {}
+    for key, found in facts.output_kinds.items():
+        for mapped in tables.get(key, [key]):
+            kinds.setdefault(mapped, set()).update(found)
+    facts.output_kinds = kinds
+    return facts
 
 
 def set_aside_catalog_names(producer: Lineage, document: dict) -> tuple[Lineage, Counter]:
@@ -259,7 +324,8 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
         for case in cases:
             events = case["folder"] / "events.jsonl"
             producer = from_events(events) if events.exists() else Lineage()
-            document = extract(case["text"], planner=planner).model_dump(by_alias=True)
+            lineage = extract(case["text"], planner=planner)
+            document = lineage.model_dump(by_alias=True)
             ours = from_document(document)
             with_jars = None
             if case["jars"]:
@@ -267,11 +333,19 @@ def measured(postgres, kafka, tmp_path_factory) -> dict[str, Measured]:
                     extract(case["text"], jars=case["jars"], planner=planner).model_dump(by_alias=True)
                 )
             compared, splits = set_aside_catalog_names(producer, document)
+            compared, links = set_aside_in_memory_symlinks(compared, in_memory_tables(document, case["text"]))
             error = errors.get(str(case["folder"])) or None
             shared = None
             if str(case["folder"]) in started:
                 shared = _shared_runs(case, document, started[str(case["folder"])], extract, planner)
-            results[case["name"]] = Measured(compare(compared, ours), error, producer, splits, ours, with_jars, shared)
+            facets = compare_facts(
+                listener_facts(read_events(events), document),
+                job_facts(our_events(lineage, case["name"], case["text"])),
+                default_kind=FLINK_DEFAULT_KIND,
+            )
+            results[case["name"]] = Measured(
+                compare(compared, ours) + facets, error, producer, splits, ours, with_jars, shared, links
+            )
             PORTABLE.by_case[case["name"]] = {
                 case["root"]: "{root}",
                 f"127.0.0.1:{postgres.port}": "127.0.0.1:{port}",
@@ -286,6 +360,10 @@ def _decision(case: str, difference) -> dict | None:
 
 def _split_decision(connector: str) -> dict | None:
     return next((d for d in DECISIONS if d.get("split") == connector), None)
+
+
+def _links_decision() -> dict | None:
+    return next((d for d in DECISIONS if d.get("symlinks") == IN_MEMORY_LINKS), None)
 
 
 def test_every_case_runs_for_real_through_the_producer(measured):
@@ -309,16 +387,19 @@ def test_every_difference_is_decided_and_every_decision_still_holds(measured):
         for connector, n in m.splits.items()
         if _split_decision(connector) is None
     ]
+    links = sum(m.in_memory_links for m in measured.values())
+    if links and _links_decision() is None:
+        undecided.append(f"the listener attaches {links} TABLE symlink(s) named after in-memory catalog tables")
     assert not undecided, "differences from openlineage-flink nobody decided:\n" + "\n".join(undecided)
     seen = {
         (name, d.kind, PORTABLE.apply(name, " ".join(d.dataset))) for name, m in measured.items() for d in m.differences
     }
     split = {connector for m in measured.values() for connector in m.splits}
-    stale = [
-        d
-        for d in DECISIONS
-        if (d["split"] not in split if "split" in d else (d["case"], d["kind"], d["dataset"]) not in seen)
-    ]
+    every = [d for m in measured.values() for d in m.differences]
+    stale = stale_facet_decisions(DECISIONS, every)
+    stale += [d for d in DECISIONS if "split" in d and d["split"] not in split]
+    stale += [d for d in DECISIONS if d.get("symlinks") == IN_MEMORY_LINKS and not links]
+    stale += [d for d in DECISIONS if "case" in d and (d["case"], d["kind"], d["dataset"]) not in seen]
     assert not stale, f"decisions whose difference is gone (remove them): {stale}"
 
 
@@ -341,18 +422,52 @@ def report(measured) -> str:
     for name, m in sorted(measured.items()):
         jar_run = "—" if m.with_jars is None else ("same" if not compare(m.with_jars, m.ours) else "**differs**")
         split = ", ".join(f"{connector} ×{n}" for connector, n in sorted(m.splits.items())) or "—"
-        if not m.differences:
-            verdict = "identical" if not m.splits else "identical apart from those"
-        else:
-            verdict = "; ".join(
-                f"{PORTABLE.apply(name, d.describe())} — {(_decision(name, d) or UNDECIDED)['verdict']}"
-                for d in m.differences
-            )
+        verdict = case_verdict(name, m.differences, "identical" if not m.splits else "identical apart from those")
         lines.append(f"| `{name}` | {len(m.producer.outputs)} | {split} | {jar_run} | {verdict} |")
     lines += ["", "| connector the listener names by catalog only | verdict |", "|---|---|"]
     for connector in sorted({c for m in measured.values() for c in m.splits}):
         lines.append(f"| {connector} | {(_split_decision(connector) or UNDECIDED)['verdict']} |")
+    links = sum(m.in_memory_links for m in measured.values())
+    if links:
+        lines.append(
+            f"| TABLE symlinks named after in-memory catalog tables (×{links}) | {(_links_decision() or UNDECIDED)['verdict']} |"
+        )
+    lines += facet_table([(name, d) for name, m in measured.items() for d in m.differences])
     return "\n".join(lines) + "\n"
+
+
+def case_verdict(name: str, differences: list, identical: str) -> str:
+    """A case's verdict: each dataset difference with its decision; job- and run-level facets only
+    named (their decisions hold for every case: the table below)."""
+    if not differences:
+        return identical
+    parts = []
+    for d in differences:
+        decided = _decision(name, d) or UNDECIDED
+        parts.append(
+            f"{d.kind}: {plain(d.producer)} / {plain(d.planlineage)} (below)"
+            if "facet" in decided
+            else f"{PORTABLE.apply(name, d.describe())} — {decided['verdict']}"
+        )
+    return "; ".join(parts)
+
+
+def facet_table(differences: list) -> list[str]:
+    """One row per job- or run-level difference (listener / planlineage), the cases, the verdict."""
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for name, d in differences:
+        decided = _decision(name, d)
+        if decided is None or "facet" in decided:
+            rows.setdefault((d.kind, plain(d.producer), plain(d.planlineage)), []).append(name)
+    if not rows:
+        return []
+    lines = ["", "| job / run facet | listener | planlineage | cases | verdict |", "|---|---|---|---|---|"]
+    for (kind, theirs, ours), names in sorted(rows.items()):
+        from producer_diff import Difference
+
+        decided = _decision(names[0], Difference(kind, ("job", ""), theirs, ours)) or UNDECIDED
+        lines.append(f"| {kind} | {theirs} | {ours} | {len(names)} | {decided['verdict']} |")
+    return lines
 
 
 def test_the_documented_table_is_this_run(measured, tmp_path):

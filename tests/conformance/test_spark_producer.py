@@ -7,7 +7,9 @@ files, a throwaway PostgreSQL and a local Iceberg catalog (a case names its own 
 Spark's parser. Each
 output, its inputs and every dataset's symlinks are compared byte for byte. A difference must be
 decided in ``decisions.toml`` (why it is right, or what fixes it), a decision must still match a
-difference, and ``docs/conformance.md`` must show the table this run measured.
+difference, and ``docs/conformance.md`` must show the table this run measured. The events are
+compared at job and run level too (``producer_diff.JobFacts``), each difference decided once for
+every case (``facet = ...``).
 
 Runs where a Spark version is chosen (``PLANLINEAGE_TEST_SPARK``; tox env ``conformance``).
 """
@@ -28,7 +30,22 @@ if not VERSION:
 
 import databases  # noqa: E402 - tests/ helpers, after the skip
 import maven_artifacts  # noqa: E402
-from producer_diff import UNDECIDED, Placeholders, compare, decision, from_document, from_events, load_decisions  # noqa: E402
+from producer_diff import (  # noqa: E402
+    SPARK_DEFINITIONS,
+    UNDECIDED,
+    Difference,
+    Placeholders,
+    compare,
+    compare_facts,
+    decision,
+    from_document,
+    from_events,
+    job_facts,
+    load_decisions,
+    plain,
+    read_events,
+    stale_facet_decisions,
+)
 
 HERE = Path(__file__).parent
 CASES = sorted((HERE / "cases" / "spark").glob("*.sql"))
@@ -103,11 +120,37 @@ def measured(postgres, tmp_path_factory):
     results = {}
     with SparkParser(provisioned) as parser:
         for case in cases:
-            document = extract(case["text"], VERSION, conf=case["conf"], parser=parser).model_dump(by_alias=True)
+            lineage = extract(case["text"], VERSION, conf=case["conf"], parser=parser)
+            document = lineage.model_dump(by_alias=True)
             producer = from_events(Path(case["events"]))
-            results[case["name"]] = (compare(producer, from_document(document)), errors.get(case["name"]), producer)
+            facets = compare_facts(
+                job_facts(read_events(Path(case["events"])), skip_jobs=SPARK_DEFINITIONS),
+                job_facts(our_events(lineage, case["name"], case["text"])),
+            )
+            differences = compare(producer, from_document(document)) + facets
+            results[case["name"]] = (differences, errors.get(case["name"]), producer)
             PORTABLE.by_case[case["name"]] = {case["root"]: "{root}", f"127.0.0.1:{postgres.port}": "127.0.0.1:{port}"}
     return results
+
+
+def our_events(lineage, name: str, text: str) -> list[dict]:
+    """planlineage's events of the case, as a submission's: START and COMPLETE, the script as SQL."""
+    from planlineage.emitter.events import build_events, new_run_id, to_dict
+    from planlineage.lifecycle.runner import _redacted_sql
+
+    run_id = new_run_id()
+    return [
+        to_dict(event)
+        for event_type in ("START", "COMPLETE")
+        for event in build_events(
+            lineage,
+            job_name=name,
+            job_namespace="conformance",
+            run_id=run_id,
+            event_type=event_type,
+            sql=_redacted_sql(text, "spark"),
+        )
+    ]
 
 
 def _decision(case: str, difference) -> dict | None:
@@ -135,7 +178,9 @@ def test_every_difference_is_decided_and_every_decision_still_holds(measured):
         for name, (differences, _, _) in measured.items()
         for d in differences
     }
-    stale = [d for d in DECISIONS if (d["case"], d["kind"], d["dataset"]) not in seen]
+    every = [d for differences, _, _ in measured.values() for d in differences]
+    stale = stale_facet_decisions(DECISIONS, every)
+    stale += [d for d in DECISIONS if "case" in d and (d["case"], d["kind"], d["dataset"]) not in seen]
     assert not stale, f"decisions whose difference is gone (remove them): {stale}"
 
 
@@ -146,14 +191,30 @@ def report(measured) -> str:
     ]
     for name, (differences, _, producer) in sorted(measured.items()):
         outputs = len(set(producer.outputs) - producer.definitions_only)
-        if not differences:
-            verdict = "identical"
-        else:
-            verdict = "; ".join(
-                f"{PORTABLE.apply(name, d.describe())} — {(_decision(name, d) or UNDECIDED)['verdict']}"
-                for d in differences
+        parts = []
+        for d in differences:
+            decided = _decision(name, d) or UNDECIDED
+            parts.append(
+                f"{d.kind}: {plain(d.producer)} / {plain(d.planlineage)} (below)"
+                if "facet" in decided
+                else f"{PORTABLE.apply(name, d.describe())} — {decided['verdict']}"
             )
-        lines.append(f"| `{name}` | {outputs} | {verdict} |")
+        lines.append(f"| `{name}` | {outputs} | {'; '.join(parts) or 'identical'} |")
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for name, (differences, _, _) in measured.items():
+        for d in differences:
+            decided = _decision(name, d)
+            if decided is None or "facet" in decided:
+                rows.setdefault((d.kind, plain(d.producer), plain(d.planlineage)), []).append(name)
+    if rows:
+        lines += [
+            "",
+            "| job / run facet | openlineage-spark | planlineage | cases | verdict |",
+            "|---|---|---|---|---|",
+        ]
+        for (kind, theirs, ours), names in sorted(rows.items()):
+            decided = _decision(names[0], Difference(kind, ("job", ""), theirs, ours)) or UNDECIDED
+            lines.append(f"| {kind} | {theirs} | {ours} | {len(names)} | {decided['verdict']} |")
     return "\n".join(lines) + "\n"
 
 
