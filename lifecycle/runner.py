@@ -294,7 +294,8 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
                         identity=_identity(settings),
                         conf=job.get("spark_conf") or {},
                         timeout=timeout or job_timeout(),
-                    )
+                        columns=True,
+                    )  # events carry the columnLineage facet, as docs/spark-sql.md says
                 else:
                     lineage = extraction.extract(
                         sql,

@@ -68,6 +68,17 @@ def child_job(app: str, sink: str) -> str:
     return f"{app}.default_catalog.default_database.{sink}"
 
 
+def job_named(api: RentgenClient, platform: str, name: str) -> str:
+    """The name planlineage reports a platform's job under, once stored: ``<platform>.<name>``
+    (history/job_names.py, ``lineage.platform-job-names``, on by default) or the bare ``<name>``
+    (that setting off, and releases before it)."""
+    names = (f"{platform}.{name}", name)
+    found = api.wait(
+        f"job {name}", lambda: api.jobs(name), lambda items: [item for item in items if item["data"]["name"] in names]
+    )
+    return next(item["data"]["name"] for item in found if item["data"]["name"] in names)
+
+
 def is_uuid7(value: str) -> bool:
     return uuid.UUID(value).version == 7
 
@@ -146,11 +157,11 @@ def test_streampark_flink_apps_reach_data_rentgen_over_kafka(
     sp = StreamParkDatabase(platform_postgres)
     c = sp.console
     env = c.env(f"{FLINK}.0")
-    enrich = c.create_app("bk_orders_enrich", one_sink("bk_orders", "bk_orders_enriched"), env=env)
+    enriching = c.create_app("bk_orders_enrich", one_sink("bk_orders", "bk_orders_enriched"), env=env)
     failing = c.create_app("bk_payments_clean", one_sink("bk_payments", "bk_payments_clean"), env=env)
     cancelled = c.create_app("bk_refunds_copy", one_sink("bk_refunds", "bk_refunds_copy"), env=env)
     statement_set = c.create_app("bk_two_sinks", two_sinks("bk_ss"), env=env)
-    apps = (enrich, failing, cancelled, statement_set)
+    apps = (enriching, failing, cancelled, statement_set)
     watch = openlineage_watch(kafka_variables)
     assert "OPENLINEAGE__TRANSPORT__*" in watch.settings_list()  # the transport comes from OpenLineage's variables
     watch.once(sp)  # baseline: nothing runs yet
@@ -158,27 +169,29 @@ def test_streampark_flink_apps_reach_data_rentgen_over_kafka(
         c.start(app)
         c.set_state(app, RUNNING)
     watch.once(sp)
+    job = {app: job_named(rentgen_api, "streampark", app) for app in ("bk_orders_enrich", "bk_payments_clean",
+                                                                       "bk_refunds_copy", "bk_two_sinks")}  # fmt: skip
 
     # START and RUNNING: the runs are open, the datasets already there under the producers' names.
-    [started] = runs_of(rentgen_api, "bk_orders_enrich", "STARTED")
+    [started] = runs_of(rentgen_api, job["bk_orders_enrich"], "STARTED")
     assert is_uuid7(started["id"])
-    job = wait_job_io(
-        rentgen_api, "bk_orders_enrich", {(KAFKA, "bk_orders")}, {(WAREHOUSE, "shop.public.bk_orders_enriched")}
+    enrich = wait_job_io(
+        rentgen_api, job["bk_orders_enrich"], {(KAFKA, "bk_orders")}, {(WAREHOUSE, "shop.public.bk_orders_enriched")}
     )
-    assert job["data"]["type"] == "FLINK_JOB"
+    assert enrich["data"]["type"] == "FLINK_JOB"
     assert "INSERT INTO bk_orders_enriched" in sql_of(rentgen_api, started["id"])
 
-    c.set_state(enrich, FINISHED)
+    c.set_state(enriching, FINISHED)
     c.set_state(failing, FAILED)
     c.set_state(cancelled, CANCELED)
     c.set_state(statement_set, FINISHED)
     watch.once(sp)
 
-    assert [run["id"] for run in runs_of(rentgen_api, "bk_orders_enrich", "SUCCEEDED")] == [started["id"]]
-    runs_of(rentgen_api, "bk_payments_clean", "FAILED")
-    runs_of(rentgen_api, "bk_refunds_copy", "KILLED")
+    assert [run["id"] for run in runs_of(rentgen_api, job["bk_orders_enrich"], "SUCCEEDED")] == [started["id"]]
+    runs_of(rentgen_api, job["bk_payments_clean"], "FAILED")
+    runs_of(rentgen_api, job["bk_refunds_copy"], "KILLED")
     wait_job_io(
-        rentgen_api, "bk_payments_clean", {(KAFKA, "bk_payments")}, {(WAREHOUSE, "shop.public.bk_payments_clean")}
+        rentgen_api, job["bk_payments_clean"], {(KAFKA, "bk_payments")}, {(WAREHOUSE, "shop.public.bk_payments_clean")}
     )
 
     output = rentgen_api.wait_dataset(WAREHOUSE, "shop.public.bk_orders_enriched")
@@ -188,16 +201,19 @@ def test_streampark_flink_apps_reach_data_rentgen_over_kafka(
     assert ((KAFKA, "bk_orders"), "id", ("id",)) in edges, edges
 
     # The STATEMENT SET: the submission's run, and one child run per sink with only its own input.
-    [parent] = runs_of(rentgen_api, "bk_two_sinks", "SUCCEEDED")
+    [parent] = runs_of(rentgen_api, job["bk_two_sinks"], "SUCCEEDED")
     children = rentgen_api.wait(
         "both child runs of bk_two_sinks", lambda: rentgen_api.child_runs(parent["id"]), lambda runs: len(runs) >= 2
     )
     assert len(children) == 2 and all(is_uuid7(run["id"]) for run in children), children
     assert {run["data"]["status"] for run in children} == {"SUCCEEDED"}
     by_job = {run["job"]["name"]: run for run in children}
-    assert set(by_job) == {child_job("bk_two_sinks", "bk_ss_sink_a"), child_job("bk_two_sinks", "bk_ss_sink_b")}
+    assert set(by_job) == {
+        child_job(job["bk_two_sinks"], "bk_ss_sink_a"),
+        child_job(job["bk_two_sinks"], "bk_ss_sink_b"),
+    }
     for sink, other in (("a", "b"), ("b", "a")):
-        name = child_job("bk_two_sinks", f"bk_ss_sink_{sink}")
+        name = child_job(job["bk_two_sinks"], f"bk_ss_sink_{sink}")
         wait_job_io(rentgen_api, name, {(KAFKA, f"bk_ss_src_{sink}")}, {(WAREHOUSE, f"shop.public.bk_ss_sink_{sink}")})
         sql = sql_of(rentgen_api, by_job[name]["id"])
         assert f"INSERT INTO bk_ss_sink_{sink}" in sql and f"bk_ss_sink_{other}" not in sql, sql
@@ -227,15 +243,19 @@ def test_dinky_tasks_reach_data_rentgen_through_its_http_endpoint(
     for instance in instances.values():
         c.set_status(instance, "RUNNING")
     watch.once(d)
-    runs_of(rentgen_api, "bk_dinky_clicks", "STARTED")
+    clicks, views = (
+        job_named(rentgen_api, "dinky", "bk_dinky_clicks"),
+        job_named(rentgen_api, "dinky", "bk_dinky_views"),
+    )
+    runs_of(rentgen_api, clicks, "STARTED")
     c.set_status(instances[finished], "FINISHED")
     c.set_status(instances[cancelled], "CANCELED")
     watch.once(d)
 
-    [run] = runs_of(rentgen_api, "bk_dinky_clicks", "SUCCEEDED")
+    [run] = runs_of(rentgen_api, clicks, "SUCCEEDED")
     assert is_uuid7(run["id"])
-    runs_of(rentgen_api, "bk_dinky_views", "KILLED")
-    wait_job_io(rentgen_api, "bk_dinky_clicks", {(KAFKA, "bk_clicks")}, {(WAREHOUSE, "shop.public.bk_click_totals")})
+    runs_of(rentgen_api, views, "KILLED")
+    wait_job_io(rentgen_api, clicks, {(KAFKA, "bk_clicks")}, {(WAREHOUSE, "shop.public.bk_click_totals")})
     assert "INSERT INTO bk_click_totals" in sql_of(rentgen_api, run["id"])
     edges = column_edges(rentgen_api, rentgen_api.wait_dataset(WAREHOUSE, "shop.public.bk_click_totals"))
     assert ((KAFKA, "bk_clicks"), "total", ("amount",)) in edges, edges
@@ -245,10 +265,11 @@ def test_dinky_tasks_reach_data_rentgen_through_its_http_endpoint(
 # -- StreamPark, Spark SQL: the Kafka transport from ./openlineage.yml ------------------------------
 
 #: Two targets: the app's run, and one child run per target (SQL_JOB under APPLICATION, as openlineage-spark).
+#: The sources declare their columns: a target fed by an undeclared one has no column lineage.
 SPARK_DAILY = """
-CREATE TEMPORARY VIEW bk_orders_src USING jdbc
+CREATE TEMPORARY VIEW bk_orders_src (id BIGINT, amount DOUBLE) USING jdbc
 OPTIONS (url 'jdbc:postgresql://pg.prod:5432/shop', dbtable 'public.bk_spark_orders', user 'etl', password 'FAKE-bk-spark-pw');
-CREATE TEMPORARY VIEW bk_clicks_src USING parquet OPTIONS (path 's3a://lake/raw/bk_clicks/');
+CREATE TEMPORARY VIEW bk_clicks_src (order_id BIGINT, url STRING) USING parquet OPTIONS (path 's3a://lake/raw/bk_clicks/');
 CREATE TABLE bk_reporting.daily (id BIGINT, n BIGINT) USING parquet LOCATION 's3a://lake/reporting/bk_daily';
 CREATE TEMPORARY VIEW bk_crm_out USING jdbc OPTIONS (url 'jdbc:mysql://mysql.prod:3306/crm', dbtable 'crm.bk_accounts');
 INSERT INTO bk_reporting.daily SELECT o.id, count(*) FROM bk_orders_src o JOIN bk_clicks_src c ON c.order_id = o.id GROUP BY o.id;
@@ -281,19 +302,20 @@ def test_streampark_spark_sql_apps_reach_data_rentgen_configured_by_openlineage_
         c.spark_start(app)
         c.spark_state(app, SPARK_RUNNING)
     watch.once(sp)
-    runs_of(rentgen_api, "bk_spark_daily", "STARTED")
+    daily_job = job_named(rentgen_api, "streampark", "bk_spark_daily")
+    runs_of(rentgen_api, daily_job, "STARTED")
     c.spark_state(daily, SPARK_FINISHED)
     c.spark_state(export, SPARK_FAILED)
     watch.once(sp)
 
-    [run] = runs_of(rentgen_api, "bk_spark_daily", "SUCCEEDED")
+    [run] = runs_of(rentgen_api, daily_job, "SUCCEEDED")
     assert is_uuid7(run["id"])
     orders, clicks = (WAREHOUSE, "shop.public.bk_spark_orders"), ("s3://lake", "raw/bk_clicks")
     daily_out = ("s3://lake", "reporting/bk_daily")
     # Data.Rentgen keeps a Spark SQL_JOB as an operation of its application's run: the inputs and
     # outputs of both targets are on the app's job, each target's on its own operation.
     crm = (("hdfs://nn:8020", "/in/bk_accounts.csv"), ("mysql://mysql.prod:3306", "crm.bk_accounts"))
-    wait_job_io(rentgen_api, "bk_spark_daily", {orders, clicks, crm[0]}, {daily_out, crm[1]})
+    wait_job_io(rentgen_api, daily_job, {orders, clicks, crm[0]}, {daily_out, crm[1]})
     operations = rentgen_api.wait(
         "both operations of bk_spark_daily", lambda: rentgen_api.operations(run["id"]), lambda ops: len(ops) >= 2
     )
@@ -306,5 +328,6 @@ def test_streampark_spark_sql_apps_reach_data_rentgen_configured_by_openlineage_
     assert "FAKE-bk-spark-pw" not in watch.everything_written()
 
     # One target: the app's own job.
-    runs_of(rentgen_api, "bk_spark_export", "FAILED")
-    wait_job_io(rentgen_api, "bk_spark_export", {("s3://lake", "landing/bk_orders")}, {("gs://exports", "bk_orders")})
+    export_job = job_named(rentgen_api, "streampark", "bk_spark_export")
+    runs_of(rentgen_api, export_job, "FAILED")
+    wait_job_io(rentgen_api, export_job, {("s3://lake", "landing/bk_orders")}, {("gs://exports", "bk_orders")})
