@@ -58,14 +58,19 @@ def cmd_extract(args) -> int:
     from planlineage import lazylog
 
     signal.signal(signal.SIGTERM, _terminated)
-    if len(args.script) > 1 or Path(args.script[0]).is_dir():
+    many = len(args.script) > 1 or Path(args.script[0]).is_dir()
+    reporter = _EventReporter(args, many) if args.events or args.send else None
+    if many:
         lazylog.load()
         if args.engine == "spark":
             raise InputError("--engine spark extracts one script at a time; pass a single file.")
-        return cmd_backfill(args)
+        return cmd_backfill(args, reporter)
     script = _read_script(args.script[0])
     no_lineage = _no_lineage(args, script)
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+    if reporter is not None:
+        lazylog.load()
+        return _said(no_lineage, reporter.single(script, fmt))
     head_start = None
     if args.engine == "flink":
         output = _from_warm_planner(args, script, fmt)
@@ -129,8 +134,15 @@ def _head_start(flink_version: str | None):
 
 
 def _extract_here(args, script: str, fmt: str, planner) -> int:
-    from planlineage.pipeline import extract
     from planlineage.render import render
+
+    lineage = _lineage_here(args, script, planner, args.columns)
+    sys.stdout.write(render(lineage, fmt, args.script[0]))
+    return EXIT_OK
+
+
+def _lineage_here(args, script: str, planner, columns: bool):
+    from planlineage.pipeline import extract
 
     identity = _identity_config(args)
     if args.engine == "spark":
@@ -140,20 +152,15 @@ def _extract_here(args, script: str, fmt: str, planner) -> int:
             print("planlineage: --jar applies to Flink only; ignored for Spark.", file=sys.stderr)
 
         conf = dict(pair.split("=", 1) for pair in args.spark_conf)
-        lineage = spark_extract(
-            script, spark_version=args.spark_version, identity=identity, conf=conf, columns=args.columns
-        )
-    else:
-        lineage = extract(
-            script,
-            flink_version=args.flink_version,
-            jars=_jars(args),
-            identity=identity,
-            columns=args.columns,
-            planner=planner,
-        )
-    sys.stdout.write(render(lineage, fmt, args.script[0]))
-    return EXIT_OK
+        return spark_extract(script, spark_version=args.spark_version, identity=identity, conf=conf, columns=columns)
+    return extract(
+        script,
+        flink_version=args.flink_version,
+        jars=_jars(args),
+        identity=identity,
+        columns=columns,
+        planner=planner,
+    )
 
 
 #: How long the command waits for a warm planner's answer; the warm planner stops a job itself
@@ -161,7 +168,7 @@ def _extract_here(args, script: str, fmt: str, planner) -> int:
 WARM_ANSWER_TIMEOUT = 300.0
 
 
-def _from_warm_planner(args, script: str, fmt: str) -> str | None:
+def _from_warm_planner(args, script: str, fmt: str, columns: bool | None = None) -> str | None:
     """What the running warm planner of the version printed for this script (it compiles, walks,
     names and renders: this process imports none of that); None when there is none to ask or it
     cannot answer exactly as this process would, which then does the work itself. A user error
@@ -188,7 +195,7 @@ def _from_warm_planner(args, script: str, fmt: str) -> str | None:
             "rules": str(Path(rules).resolve()) if rules else None,
             "profile": getattr(args, "profile", None) or "openlineage",
             "metalake": getattr(args, "metalake", None),
-            "columns": bool(args.columns),
+            "columns": bool(args.columns if columns is None else columns),
             "format": fmt,  # type: ignore[typeddict-item]  # one of FORMATS (argparse's choices)
             "max_bytes": max_bytes(),
         },
@@ -207,8 +214,9 @@ def _from_warm_planner(args, script: str, fmt: str) -> str | None:
     raise kind(error["message"])
 
 
-def cmd_backfill(args) -> int:
-    """Many scripts: one JSON line each on stdout; exit 0 when all compiled, 2 when any failed."""
+def cmd_backfill(args, reporter: _EventReporter | None = None) -> int:
+    """Many scripts: one JSON line each on stdout; exit 0 when all compiled, 2 when any failed
+    (with `--events`/`--send`: 3 when events could not be delivered)."""
     from planlineage import backfill
 
     scripts = backfill.collect_scripts(args.script)
@@ -220,9 +228,157 @@ def cmd_backfill(args) -> int:
         jars=_jars(args),
         identity=lambda: _identity_config(args),  # loaded while the planner's JVM starts
         jobs=args.jobs,
-        columns=args.columns,
+        columns=args.columns or reporter is not None,  # events carry column lineage, as submit's do
+        out=reporter.lines(sys.stdout) if reporter is not None else sys.stdout,
     )
-    return EXIT_INPUT if failed else EXIT_OK
+    delivered = reporter.finish() if reporter is not None else EXIT_OK
+    return EXIT_INPUT if failed else delivered
+
+
+#: How long `extract --send` delivers before it leaves the rest in the outbox and says so.
+SEND_SECONDS = 10.0
+
+
+class _EventReporter:
+    """`--events FILE` and `--send`: the START events `submit` would queue for each script's job
+    (planlineage.script_events), appended to a file and/or sent through the configured transport
+    by way of the outbox. An explicit command: what cannot be done is said, with an exit code."""
+
+    def __init__(self, args, many: bool) -> None:
+        from planlineage.script_events import sql_limit
+        from planlineage.settings import Settings
+
+        if many and args.job_name:
+            raise InputError(
+                "--job-name names one job; with several scripts each job is named by its script's "
+                "SET 'pipeline.name', else by its file's stem."
+            )
+        self.args = args
+        self.settings = Settings()
+        if args.send and not self.settings.configured():
+            raise InputError(
+                "--send: no lineage backend is configured, so there is nowhere to send to (nothing was sent); "
+                "configure one (planlineage settings set lineage.address http://gravitino:8090) or write the "
+                "events to a file with --events FILE."
+            )
+        self.namespace = args.job_namespace or self.settings.job_namespace()
+        self.limit = sql_limit(self.settings)
+        self.runs: list[tuple[str, list[dict]]] = []
+        self.without_lineage: list[str] = []
+
+    def add(self, path: str, sql: str | None, lineage) -> None:
+        from planlineage.emitter.run_ids import new_run_id
+        from planlineage.script_events import has_datasets, job_name_of, start_events
+
+        if not has_datasets(lineage):
+            self.without_lineage.append(path)  # as the lifecycle: no event without a dataset
+            return
+        run_id = new_run_id()
+        name = job_name_of(sql, path, self.args.job_name)
+        events = start_events(
+            lineage, job_name=name, namespace=self.namespace, sql=sql, limit=self.limit, run_id=run_id
+        )
+        self.runs.append((run_id, events))
+
+    def _events_lineage(self, script: str):
+        """The script's lineage as `submit` computes it (Flink: with column lineage)."""
+        from planlineage.document import JobLineage
+
+        args = self.args
+        if args.engine != "flink":
+            return _lineage_here(args, script, None, args.columns)
+        output = _from_warm_planner(args, script, "json", columns=True)
+        if output is not None:
+            return JobLineage.model_validate(json.loads(output))
+        head_start = _head_start(args.flink_version)
+        try:
+            return _lineage_here(args, script, head_start, True)
+        finally:
+            if head_start is not None:
+                head_start.close()
+
+    def single(self, script: str, fmt: str) -> int:
+        from planlineage.render import render
+
+        lineage = self._events_lineage(script)
+        sys.stdout.write(render(self._shown(lineage), fmt, self.args.script[0]))
+        sys.stdout.flush()
+        self.add(self.args.script[0], script, lineage)
+        return self.finish()
+
+    def _shown(self, lineage):
+        """What the command prints: column lineage only when --columns asked for it."""
+        if self.args.columns:
+            return lineage
+        shown = lineage.model_copy(deep=True)
+        for sink in shown.sinks:
+            sink.columns = None
+        return shown
+
+    def lines(self, out):
+        """A stream for `extract DIR`'s JSON lines: each passes through (its column lineage left
+        out unless asked for) and the lineage of each compiled script is kept for its events."""
+        reporter = self
+
+        class Lines:
+            def write(self, text: str) -> int:
+                from planlineage.document import JobLineage
+
+                for line in text.splitlines(keepends=True):
+                    found = json.loads(line)
+                    if found.get("ok"):
+                        lineage = JobLineage.model_validate(found["lineage"])
+                        reporter.add(found["script"], _script_text(found["script"]), lineage)
+                        found["lineage"] = reporter._shown(lineage).to_json_dict()
+                    out.write(json.dumps(found) + "\n")
+                return len(text)
+
+            def flush(self) -> None:
+                out.flush()
+
+        return Lines()
+
+    def finish(self) -> int:
+        from planlineage.printable import visible
+
+        for path in self.without_lineage:
+            print(
+                f"planlineage: {visible(path)} writes no table planlineage can name: no event for it.", file=sys.stderr
+            )
+        events = [event for _, built in self.runs for event in built]
+        if not events:
+            print("planlineage: no event to write or send.", file=sys.stderr)
+            return EXIT_OK
+        jobs = f"{len(events)} event(s) of {len(self.runs)} job(s)"
+        if self.args.events:
+            from planlineage.script_events import append_events
+
+            append_events(self.args.events, events)
+            print(f"planlineage: appended {jobs} to {visible(self.args.events)}", file=sys.stderr)
+        if not self.args.send:
+            return EXIT_OK
+        from planlineage.errors import EXIT_ENVIRONMENT
+        from planlineage.script_events import send_events
+
+        delivered, waiting = send_events(self.runs, self.settings, SEND_SECONDS)
+        kind = self.settings.transport_kind()
+        if waiting:
+            print(
+                f"planlineage: --send: {len(events)} event(s) queued, {delivered} delivered through the {kind} "
+                f"transport; {waiting} wait in the outbox (the backend did not take them within {SEND_SECONDS:.0f} s): "
+                "`planlineage flush` delivers them later, `planlineage store status` shows why they wait.",
+                file=sys.stderr,
+            )
+            return EXIT_ENVIRONMENT
+        print(f"planlineage: sent {jobs} through the {kind} transport", file=sys.stderr)
+        return EXIT_OK
+
+
+def _script_text(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _jars(args) -> list[str]:
@@ -310,4 +466,21 @@ def configure(name: str, parser: argparse.ArgumentParser) -> None:
         help="with --engine spark: the job's Spark conf that names tables (warehouse dir, Hive metastore URIs)",
     )
     _identity_options(parser)
+    events = parser.add_argument_group(
+        "OpenLineage events", "the START events `submit` would send for each script's job (one job per script)"
+    )
+    events.add_argument(
+        "--events", metavar="FILE", help="append them to FILE as JSON lines (what the file transport writes)"
+    )
+    events.add_argument(
+        "--send",
+        action="store_true",
+        help="send them through the configured transport (kept in the outbox until delivered)",
+    )
+    events.add_argument(
+        "--job-name", help="the job's name (default: the script's SET 'pipeline.name', else the file's stem)"
+    )
+    events.add_argument(
+        "--job-namespace", metavar="NS", help="the job's namespace (default: the lineage.namespace setting)"
+    )
     parser.set_defaults(run=cmd_extract)
