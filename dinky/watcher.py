@@ -30,6 +30,7 @@ from planlineage.dinky import PLATFORM, reads, states
 from planlineage.dinky import sql as dinky_sql
 from planlineage.dinky.reads import Instance, Task
 from planlineage.dinky.schema import Schema, detect
+from planlineage.history import job_names
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, runner, runs
 from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
@@ -208,7 +209,10 @@ class Watcher(PlatformWatcher):
         # A job that also runs openlineage-flink's listener: the listener's job, with Dinky's run
         # id (the one its state reports are matched by; Flink's start time is not read here).
         shared = runner.coexisting_run(self.settings, prepared.sql, version, task.name, inst.jid or None)
-        namespace, job_name = (shared.job_namespace, shared.job_name) if shared else (None, task.name)
+        if shared:
+            namespace, job_name = shared.job_namespace, shared.job_name
+        else:  # kept apart from a StreamPark app of the same name (history.job_names)
+            namespace, job_name = None, job_names.platform_job_name("dinky", task.name, self.settings)
         recorded = runs.record_pending_submission(
             self.store, task.key, job_name, None, self.settings, run_id=run_id, namespace=namespace
         )

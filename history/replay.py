@@ -15,7 +15,9 @@
    event at ``ended_at`` (RUNNING at ``started_at`` while the run still runs), under the run id
    :func:`~planlineage.history.ledger.run_id_for` derives from the run key, in the same
    transaction as the run's ledger row: a second replay queues nothing.  A still-running run
-   becomes its app's current run in the lifecycle, so the live watcher reports its end;
+   becomes its app's current run in the lifecycle, so the live watcher reports its end.  The job
+   is the one the live watcher names (:func:`job_of`); a time later than the replay, or an end
+   before its start, is sent at the replay's time or the start, and said (:func:`event_times`);
 5. delivers through the outbox as it goes, then until nothing is pending or ``timeout``.
 
 A run whose script does not compile, or whose Flink version is not provided, is said and left
@@ -33,12 +35,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, TextIO
 
 from planlineage.clock import format_time, utc_now
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
-from planlineage.history import ledger
+from planlineage.history import job_names, ledger
 from planlineage.history.records import PastRun
 
 if TYPE_CHECKING:
@@ -64,6 +67,7 @@ class Report:
     left: int = 0  # runs over the cap, for the next invocation
     compiled: int = 0  # distinct scripts compiled
     pending: int = 0  # events still undelivered at the end
+    clamped: int = 0  # runs replayed whose recorded times were impossible (each said when queued)
     reasons: Counter = field(default_factory=Counter)
 
     def lines(self) -> list[str]:
@@ -71,6 +75,11 @@ class Report:
             f"history: {self.replayed} run(s) replayed ({self.events} event(s) queued, {self.compiled} distinct "
             f"script(s) compiled), {self.already} reported before, {self.failed} without lineage"
         ]
+        if self.clamped:
+            said.append(
+                f"history: {self.clamped} run(s) had a time in the future or an end before its start: sent at "
+                "the replay's time or at their start (each said above)"
+            )
         if self.left:
             said.append(f"history: {self.left} older run(s) over {MAX_RUNS_KEY}: run the replay again to send them")
         for reason, count in self.reasons.most_common(5):
@@ -125,7 +134,7 @@ def replay(
     if not todo:
         return report
     lineages = compile_all(todo, settings, threads, report, err)
-    _queue(store, settings, todo, lineages, rate, report, err)
+    _queue(store, settings, todo, lineages, rate, report, err, say)
     report.pending = _deliver(store, settings, timeout)
     return report
 
@@ -212,12 +221,14 @@ def _queue(
     rate: float,
     report: Report,
     err: TextIO,
+    say: Callable[[str], None],
 ) -> None:
     from planlineage.lifecycle import delivery, runner, runs
     from planlineage.lifecycle.run_rows import RunRecord, build_events, load_event_models
     from planlineage.lifecycle.sql_facet import cap_sql, cap_statements
 
     load_event_models()
+    now = datetime.now(UTC)  # no event of a run is sent later than the replay itself
     runs.close_replaced(store)  # transitions a watcher recorded go to the outbox before any run row is replaced
     runs.materialize(store)
     namespace = settings.job_namespace()
@@ -239,23 +250,30 @@ def _queue(
             report.failed += 1
             report.reasons["the job writes no table planlineage can name"] += 1
             continue
-        run_id = ledger.run_id_for(run.run_key, run.started_at)
+        run_id = ledger.run_id_for(run.run_key, run.started_at)  # the recorded start: ids never change
         sql, _ = cap_sql(runner._redacted_sql(run.sql), sql_limit)
         cap_statements(lineage, sql_limit)
-        record = RunRecord(run.app_id, run_id, run.job_name, namespace, lineage, sql, None, None, [], "", "")
-        start = format_time(run.started_at)
+        job_namespace, job_name = job_of(run, settings, namespace)
+        record = RunRecord(run.app_id, run_id, job_name, job_namespace, lineage, sql, None, None, [], "", "")
+        started, ended, warning = event_times(run, now)
+        start = format_time(started)
         built = build_events(record, lineage, "START", start)
-        if run.ended_at is None:
+        if ended is None:
             built += build_events(record, lineage, "RUNNING", start)
         else:
             error = runs._scrub(run.error) if run.error and run.end_event == "FAIL" else None
-            built += build_events(record, lineage, run.end_event or "ABORT", format_time(run.ended_at), error)
+            built += build_events(record, lineage, run.end_event or "ABORT", format_time(ended), error)
         queued = store.write(
-            partial(_write, run=run, run_id=run_id, built=built, lineage=lineage, sql=sql, namespace=namespace)
+            partial(
+                _write, run=run, run_id=run_id, built=built, lineage=lineage, sql=sql, job=(job_namespace, job_name)
+            )
         )
         if queued:
             report.replayed += 1
             report.events += queued
+            if warning:
+                report.clamped += 1
+                say(f"WARN history: {run.app_id} {run.job_name} (run {run_id}): {warning}")
         else:
             report.already += 1
         if time.monotonic() - last_flush >= 1.0:  # deliver as it goes: the outbox never grows large
@@ -267,7 +285,45 @@ def _queue(
     progress.end()
 
 
-def _write(conn, run: PastRun, run_id: str, built: list, lineage: JobLineage, sql: str, namespace: str) -> int:
+def job_of(run: PastRun, settings: Settings, namespace: str) -> tuple[str, str]:
+    """``(job namespace, job name)`` of a past run, as the live watcher names its run: the
+    listener's job when the job coexists with openlineage-flink's listener, else the platform's
+    job kept apart by platform (:mod:`planlineage.history.job_names`) in ``namespace``."""
+    from planlineage.lifecycle import runner
+
+    shared = runner.coexisting_run(settings, run.sql, run.flink_version, run.job_name)
+    if shared is not None:
+        return shared.job_namespace, shared.job_name
+    return namespace, job_names.platform_job_name(run.platform, run.job_name, settings)
+
+
+def event_times(run: PastRun, now: datetime) -> tuple[datetime, datetime | None, str | None]:
+    """``(start, end, warning)``: the times the run's events carry, and what was wrong with the
+    recorded ones.  Backends order a job's runs and a run's events by event time (Marquez's latest
+    run, Data.Rentgen's run list): a time in the future would make the run the job's newest until
+    that time passes, and an end before its start would leave the run started after it ended.  So a
+    time after ``now`` is sent as ``now`` and an end before its start at its start: the run is still
+    sent (its lineage is real), with the recorded times said once, in the warning."""
+    start, end = run.started_at, run.ended_at
+    wrong = []
+    if start > now:
+        wrong.append(f"recorded start {format_time(start)} is in the future")
+        start = now
+    if end is not None and end > now:
+        wrong.append(f"recorded end {format_time(end)} is in the future")
+        end = now
+    if end is not None and end < start:
+        wrong.append(f"recorded end {format_time(run.ended_at)} precedes its start {format_time(run.started_at)}")
+        end = start
+    if not wrong:
+        return start, end, None
+    sent = f"sent START at {format_time(start)}" + (
+        f", {run.end_event or 'ABORT'} at {format_time(end)}" if end else ""
+    )
+    return start, end, f"{'; '.join(wrong)} (the platform's clock or time zone, or a bad row): {sent}"
+
+
+def _write(conn, run: PastRun, run_id: str, built: list, lineage: JobLineage, sql: str, job: tuple[str, str]) -> int:
     """One run's ledger row, its events and (still running) its row in ``runs``, in one
     transaction; how many events (0: reported already, by another replay or a watcher)."""
     from planlineage.lifecycle.run_rows import queue_events
@@ -281,6 +337,7 @@ def _write(conn, run: PastRun, run_id: str, built: list, lineage: JobLineage, sq
     if not ledger.mark_in(conn, run.run_key, run_id, run.app_id, run.started_at, "replay"):
         return 0
     count = queue_events(conn, run_id, built)
+    namespace, job_name = job
     if run.ended_at is None and (current is None or not still_open):
         # The app's current run: the live watcher reports its next states on it.
         now = utc_now()
@@ -294,7 +351,7 @@ def _write(conn, run: PastRun, run_id: str, built: list, lineage: JobLineage, sq
             (
                 run.app_id,
                 run_id,
-                run.job_name,
+                job_name,
                 namespace,
                 json.dumps(lineage.to_json_dict(), sort_keys=True),
                 sql,

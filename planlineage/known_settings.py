@@ -44,6 +44,12 @@ SETTINGS: dict[str, Setting] = {
             "(coexist when the job's configuration names the listener)",
             choices=("auto", "coexist", "own"),
         ),
+        Setting(
+            "lineage.platform-job-names",
+            "true",
+            "watch: a platform's job is the OpenLineage job streampark.<app> / dinky.<task> (false: the bare name)",
+            boolean=True,
+        ),
         Setting("lineage.profile", None, "naming profile"),
         Setting("lineage.metalake", None, "Gravitino metalake (job namespace when none is set)"),
         Setting("lineage.rules", None, "path of a naming rules file"),

@@ -182,15 +182,16 @@ def past_runs(
 
 
 def _end(app: App, after: list[LogRow], end_times: dict, zone: tzinfo, began: datetime):
-    """``(ended_at, end event)`` of a run; ``(None, None)`` while it still runs."""
+    """``(ended_at, end event)`` of a run as recorded; ``(None, None)`` while it still runs.  An end
+    recorded before its start is kept as is: the replay sends it at the start and says so."""
     for row in after:
         if row.option == OPERATION_START or (row.option == OPERATION_CANCEL and row.success):
-            return max(began, started_at(row.at, zone) or began), "ABORT"
+            return started_at(row.at, zone) or began, "ABORT"
     name = state_name(FLINK, app.state)
     if name in ALIVE[FLINK] or name in ("LOST", "CANCELLING"):
         return None, None  # alive, or waited on by the live watcher: it continues this run
     ended = started_at(end_times.get(app.id), zone)
-    return max(began, ended or began), _END_EVENTS.get(name, "ABORT")
+    return ended or began, _END_EVENTS.get(name, "ABORT")
 
 
 def _version(rows: list[dict], effective: int | None, began: datetime) -> dict | None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
+from planlineage.history import job_names
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, runs
 from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, shared_runs, spark
@@ -418,7 +419,10 @@ class Watcher(PlatformWatcher):
             if key is not None and began is not None:
                 history_ledger.mark_in(conn, key, run_id, app.key, began, "watch")
 
-        job_name = fields.pop("job_name", app.job_name)
+        # The listener's job when coexisting (in fields), else the app's job kept apart by platform.
+        job_name = fields.pop("job_name", None) or job_names.platform_job_name(
+            "streampark", app.job_name, self.settings
+        )
         run_id = runs.record_pending_submission(
             self.store,
             app.key,
