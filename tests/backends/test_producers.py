@@ -10,7 +10,7 @@ producer run for real, once for the module, as in ``tests/conformance``, whose m
   openlineage-flink's job-status-changed listener on the class path:
 
   - ``orders_filter`` copies the big orders from one PostgreSQL table into another
-    (``public.big_orders``). The listener of this job writes to a file only: in the backend
+    (``public.prod_big_orders``). The listener of this job writes to a file only: in the backend
     planlineage alone reports it, under its own job and run.
   - ``customers-archive`` (conformance case 31's job) names the listener itself, with detached
     tracking, and the listener sends its events to Data.Rentgen's http2kafka with a personal
@@ -24,7 +24,7 @@ producer run for real, once for the module, as in ``tests/conformance``, whose m
   endpoint) to http2kafka for the first, ``OPENLINEAGE__TRANSPORT__*`` (the Kafka transport onto
   Data.Rentgen's topic) for the second.
 
-* **openlineage-spark** (the Spark version under test) reads ``public.big_orders`` through Spark's
+* **openlineage-spark** (the Spark version under test) reads ``public.prod_big_orders`` through Spark's
   JDBC source and writes a parquet table, sending its events with its http transport to
   http2kafka with a personal token (``spark_producer.py``).
 
@@ -66,11 +66,11 @@ from test_spark_producer import _statements  # noqa: E402
 
 SPARK_PRODUCER = Path(__file__).parents[1] / "conformance" / "spark_producer.py"
 DATABASE = "producers"
-WRITER_JOB = "orders_filter"  # planlineage's job (the platform's name) writing public.big_orders
-READER_APP = "big_orders_report"  # the Spark application reading it
-SHARED_JOB = "customers-archive"  # pipeline.name of the job both planlineage and the listener report
+WRITER_JOB = "producers_big_orders_writer"  # planlineage's job (the platform's name) writing public.prod_big_orders
+READER_APP = "producers_big_orders_report"  # the Spark application reading it
+SHARED_JOB = "producers-customers-archive"  # pipeline.name of the job both planlineage and the listener report
 SHARED_NAMESPACE = "backends-coexist"
-SHARED_APP = "archive_customers_app"  # the platform's name for that job: never a job of its own
+SHARED_APP = "producers_archive_app"  # the platform's name for that job: never a job of its own
 SPARK_NAMESPACE = "local://planlineage-backends"
 HTTP2KAFKA_ENDPOINT = "v1/openlineage"
 #: The listener's name for the shared job's datagen source (Flink's fallback identity: empty
@@ -78,20 +78,20 @@ HTTP2KAFKA_ENDPOINT = "v1/openlineage"
 LISTENER_GENERATOR = ("unknown://unknown", "default_catalog.default_database.gen")
 
 SEED = """
-CREATE TABLE public.orders (id INT, customer_id INT, amount DOUBLE PRECISION);
-INSERT INTO public.orders VALUES (1, 1, 5), (2, 1, 50), (3, 2, 70);
-CREATE TABLE public.big_orders (id INT, customer_id INT, amount DOUBLE PRECISION);
-CREATE TABLE public.customers (id INT, name TEXT);
-INSERT INTO public.customers VALUES (1, 'ann'), (2, 'bo');
-CREATE TABLE public.customers_archive (id INT, name TEXT);
+CREATE TABLE public.prod_orders (id INT, customer_id INT, amount DOUBLE PRECISION);
+INSERT INTO public.prod_orders VALUES (1, 1, 5), (2, 1, 50), (3, 2, 70);
+CREATE TABLE public.prod_big_orders (id INT, customer_id INT, amount DOUBLE PRECISION);
+CREATE TABLE public.prod_customers (id INT, name TEXT);
+INSERT INTO public.prod_customers VALUES (1, 'ann'), (2, 'bo');
+CREATE TABLE public.prod_customers_archive (id INT, name TEXT);
 """
 
 # The table names carry their schema on both sides: openlineage-spark names `dbtable 'public.x'`
 # `producers.public.x` and a Flink `table-name` `public.x` is named the same (docs/naming.md: postgres
 # never adds `public`).
 WRITER_SQL = """
-CREATE TABLE pg_orders (id INT, customer_id INT, amount DOUBLE) WITH ('connector' = 'jdbc', 'url' = '{pg}', 'table-name' = 'public.orders', 'username' = '{pg_user}', 'password' = '{pg_password}');
-CREATE TABLE pg_big_orders (id INT, customer_id INT, amount DOUBLE) WITH ('connector' = 'jdbc', 'url' = '{pg}', 'table-name' = 'public.big_orders', 'username' = '{pg_user}', 'password' = '{pg_password}');
+CREATE TABLE pg_orders (id INT, customer_id INT, amount DOUBLE) WITH ('connector' = 'jdbc', 'url' = '{pg}', 'table-name' = 'public.prod_orders', 'username' = '{pg_user}', 'password' = '{pg_password}');
+CREATE TABLE pg_big_orders (id INT, customer_id INT, amount DOUBLE) WITH ('connector' = 'jdbc', 'url' = '{pg}', 'table-name' = 'public.prod_big_orders', 'username' = '{pg_user}', 'password' = '{pg_password}');
 INSERT INTO pg_big_orders SELECT id, customer_id, amount FROM pg_orders WHERE amount > 10;
 """
 
@@ -105,14 +105,14 @@ SET 'pipeline.name' = '{SHARED_JOB}';
 SET 'rest.port' = '{{rest_port}}';
 SET 'rest.bind-port' = '{{rest_port}}';
 CREATE TABLE gen (id INT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '60', 'rows-per-second' = '10');
-CREATE TABLE pg_customers (id INT, name STRING) WITH ('connector' = 'jdbc', 'url' = '{{pg}}', 'table-name' = 'public.customers', 'username' = '{{pg_user}}', 'password' = '{{pg_password}}');
-CREATE TABLE pg_archive (id INT, name STRING) WITH ('connector' = 'jdbc', 'url' = '{{pg}}', 'table-name' = 'public.customers_archive', 'username' = '{{pg_user}}', 'password' = '{{pg_password}}');
+CREATE TABLE pg_customers (id INT, name STRING) WITH ('connector' = 'jdbc', 'url' = '{{pg}}', 'table-name' = 'public.prod_customers', 'username' = '{{pg_user}}', 'password' = '{{pg_password}}');
+CREATE TABLE pg_archive (id INT, name STRING) WITH ('connector' = 'jdbc', 'url' = '{{pg}}', 'table-name' = 'public.prod_customers_archive', 'username' = '{{pg_user}}', 'password' = '{{pg_password}}');
 INSERT INTO pg_archive SELECT g.id, UPPER(c.name) FROM gen AS g JOIN pg_customers AS c ON g.id = c.id;
 """
 
 READER_SQL = """
-CREATE TEMPORARY VIEW big_orders USING jdbc OPTIONS (url '{pg}', dbtable 'public.big_orders', user '{pg_user}', password '{pg_password}');
-CREATE TABLE customer_totals USING parquet LOCATION '{root}/customer_totals' AS SELECT customer_id, SUM(amount) AS total FROM big_orders GROUP BY customer_id;
+CREATE TEMPORARY VIEW big_orders USING jdbc OPTIONS (url '{pg}', dbtable 'public.prod_big_orders', user '{pg_user}', password '{pg_password}');
+CREATE TABLE prod_customer_totals USING parquet LOCATION '{root}/prod_customer_totals' AS SELECT customer_id, SUM(amount) AS total FROM big_orders GROUP BY customer_id;
 """
 
 
@@ -339,10 +339,10 @@ def reported(rentgen, tables, tmp_path_factory) -> Iterator[Reported]:
 
     postgres = f"postgres://127.0.0.1:{tables['port']}"  # as both producers name the database
     yield Reported(
-        big_orders=(postgres, f"{DATABASE}.public.big_orders"),
-        orders=(postgres, f"{DATABASE}.public.orders"),
-        customers=(postgres, f"{DATABASE}.public.customers"),
-        customers_archive=(postgres, f"{DATABASE}.public.customers_archive"),
+        big_orders=(postgres, f"{DATABASE}.public.prod_big_orders"),
+        orders=(postgres, f"{DATABASE}.public.prod_orders"),
+        customers=(postgres, f"{DATABASE}.public.prod_customers"),
+        customers_archive=(postgres, f"{DATABASE}.public.prod_customers_archive"),
         flink_version=ensure(FLINK).flink.version,
         flink_job_id=started[0][0],
         flink_start_time=started[0][1],
@@ -387,7 +387,7 @@ def _jobs_reading(answer: dict, dataset_id: str) -> set[tuple[str, str]]:
 
 
 def test_a_table_planlineage_reports_written_and_openlineage_spark_read_is_one_dataset_node(reported, rentgen_api):
-    """The Flink job planlineage reports writes public.big_orders, the Spark job openlineage-spark
+    """The Flink job planlineage reports writes public.prod_big_orders, the Spark job openlineage-spark
     reports reads it: in the backend one node, the Flink job upstream, the Spark job downstream."""
     node = rentgen_api.wait_dataset(*reported.big_orders)
     downstream = rentgen_api.wait(
@@ -407,15 +407,15 @@ def test_a_table_planlineage_reports_written_and_openlineage_spark_read_is_one_d
 
     # One node: no other spelling of the table by either producer (another location, a name
     # without the database) made a second dataset of it.
-    assert _nodes_of_table(rentgen_api, "big_orders") == {reported.big_orders}
+    assert _nodes_of_table(rentgen_api, "prod_big_orders") == {reported.big_orders}
 
     # One graph across the producers: from the table only planlineage names (the Flink job's
     # input) two hops down through the shared node to the table only openlineage-spark names.
     source = rentgen_api.wait_dataset(*reported.orders)
     graph = rentgen_api.wait(
-        "the datasets two hops downstream of public.orders",
+        "the datasets two hops downstream of public.prod_orders",
         lambda: _lineage(rentgen_api, source["id"], "DOWNSTREAM", "DATASET", depth=2),
-        lambda answer: any(d["name"].endswith("customer_totals") for d in answer["nodes"]["datasets"].values()),
+        lambda answer: any(d["name"].endswith("prod_customer_totals") for d in answer["nodes"]["datasets"].values()),
     )
     names = {d["name"] for d in graph["nodes"]["datasets"].values()}
     assert reported.big_orders[1] in names, names
@@ -475,7 +475,7 @@ def test_planlineage_reports_a_listened_flink_job_on_the_listener_job_and_run(re
     assert not any(databases.PASSWORD in query for query in queries), "the SQL facet carries the password"
     archive = rentgen_api.wait_dataset(*reported.customers_archive)
     lineage = rentgen_api.wait(
-        "column lineage into public.customers_archive",
+        "column lineage into public.prod_customers_archive",
         lambda: rentgen_api.dataset_lineage(archive["id"]),
         lambda answer: answer["relations"].get("direct_column_lineage"),
     )
