@@ -11,16 +11,10 @@ EXIT_UNREADABLE = 2
 
 
 def configure(name: str, parser) -> None:
+    from planlineage.cli.page_inputs import add_inputs
+
     doctor = parser
-    doctor.add_argument(
-        "--events",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="FILE",
-        help="OpenLineage events as JSON lines (gravitino_lineage.log, a file transport's output, any dump)",
-    )
-    doctor.add_argument("--state", action="store_true", help="also the runs planlineage recorded (read-only)")
+    add_inputs(doctor, "OpenLineage events as JSON lines (gravitino_lineage.log, a file transport's output, any dump)")
     doctor.add_argument(
         "--rules", help="a rules TOML file whose namespace resolvers count (default: the lineage.rules setting)"
     )
@@ -29,14 +23,18 @@ def configure(name: str, parser) -> None:
 
 
 def cmd_doctor(args) -> int:
+    from planlineage.cli.page_inputs import missing, nothing_given, resolve
     from planlineage.doctor import UnreadableInput, diagnose
     from planlineage.printable import visible
 
-    if not args.events and not args.state:
-        print("planlineage doctor: give --events FILE… and/or --state (runs planlineage recorded).", file=sys.stderr)
+    if nothing_given(args):
+        print(missing("doctor"), file=sys.stderr)
         return EXIT_UNREADABLE
     try:
-        report = diagnose(args.events, state=args.state, rules=args.rules)
+        inputs = resolve(args)
+        report = diagnose(
+            inputs.files, state=args.state, rules=args.rules, events=inputs.events, sources=inputs.sources
+        )
     except UnreadableInput as error:
         print(f"planlineage doctor: {visible(str(error))}", file=sys.stderr)
         return EXIT_UNREADABLE

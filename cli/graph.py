@@ -35,12 +35,13 @@ def configure(name: str, parser) -> None:
 
 
 def cmd_graph(args) -> int:
+    from planlineage.cli.page_inputs import missing, nothing_given, resolve
     from planlineage.doctor import UnreadableInput
     from planlineage.graph import MAX_NODES, build, drawn_nodes, page_data, render_dot, render_html
     from planlineage.printable import visible
 
-    if not args.events and not args.state:
-        print("planlineage graph: give --events FILE… and/or --state (the runs planlineage recorded).", file=sys.stderr)
+    if nothing_given(args):
+        print(missing("graph"), file=sys.stderr)
         return EXIT_FAILED
     if args.format == "html" and not args.out:
         print("planlineage graph: give --out lineage.html (the page is one file).", file=sys.stderr)
@@ -50,7 +51,15 @@ def cmd_graph(args) -> int:
         print("planlineage graph: --max-nodes must be at least 1.", file=sys.stderr)
         return EXIT_FAILED
     try:
-        graph = build(args.events, state=args.state, job=args.job, rules=args.rules, namespace=args.namespace)
+        inputs = resolve(args)
+        graph = build(
+            inputs.files,
+            state=args.state,
+            job=args.job,
+            rules=args.rules,
+            namespace=args.namespace,
+            events=inputs.events,
+        )
     except UnreadableInput as error:
         print(f"planlineage graph: {visible(str(error))}", file=sys.stderr)
         return EXIT_FAILED

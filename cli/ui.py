@@ -27,19 +27,27 @@ def _say(text: str) -> None:
 
 
 def cmd_ui(args) -> int:
+    from planlineage.cli.page_inputs import missing, nothing_given, resolve
     from planlineage.doctor import UnreadableInput
     from planlineage.graph import page_data
     from planlineage.graph.server import LiveGraph, WeakToken, is_loopback, resolve_token, serve
     from planlineage.printable import visible
 
-    if not args.events and not args.state:
-        _say("planlineage ui: give --events FILE… and/or --state (the runs planlineage recorded).")
+    if nothing_given(args):
+        _say(missing("ui"))
         return EXIT_FAILED
     if not 0 <= args.port <= 65535:
         _say("planlineage ui: --port must be between 0 and 65535.")
         return EXIT_FAILED
-    live = LiveGraph(files=args.events, state=args.state, rules=args.rules, page=lambda g, around: page_data(g, around))
     try:
+        inputs = resolve(args)
+        live = LiveGraph(
+            files=inputs.files,
+            state=args.state,
+            rules=args.rules,
+            page=lambda g, around: page_data(g, around),
+            events=inputs.events,
+        )
         live.refresh()
     except UnreadableInput as error:
         _say(f"planlineage ui: {visible(str(error))}")

@@ -35,7 +35,8 @@ class _Inputs:
     rules: str | None = None  # the state's rules file
 
 
-def _events(event_files: Sequence[str], state: bool, inputs: _Inputs) -> Iterator[dict]:
+def _events(event_files: Sequence[str], state: bool, inputs: _Inputs, made: Sequence[dict]) -> Iterator[dict]:
+    yield from made
     for path in event_files:
         counts = FileEvents(path)
         yield from iter_events(path, counts)
@@ -53,15 +54,18 @@ def diagnose(
     state: bool = False,
     rules: str | None = None,
     on_event: Callable[[dict], None] | None = None,
+    events: Sequence[dict] = (),
+    sources: Sequence[str] = (),
 ) -> Report:
     """Raises UnreadableInput when an input cannot be read (or a rules file cannot be loaded).
-    `on_event` is called with every event read, in order."""
-    inputs = _Inputs()
+    `on_event` is called with every event read, in order. `events`: events made already (from
+    scripts and extract documents: doctor.inputs), read first; `sources` says what they came from."""
+    inputs = _Inputs(sources=list(sources))
     seen: dict[tuple[str, str], DatasetSeen] = {}
     fallback: dict[str, DatasetSeen] = {}  # Flink's fallback lineage datasets (empty namespace), by name
     lists: dict[tuple[str, ...], None] = {}  # distinct bootstrap lists, in the order seen
     count = 0
-    for event in _events(event_files, state, inputs):
+    for event in _events(event_files, state, inputs, events):
         count += 1
         add_to_inventory(seen, event, fallback)
         for entries in bootstrap_lists(sql_of([event])):

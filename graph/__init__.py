@@ -28,13 +28,17 @@ def build(
     job: str | None = None,
     rules: str | None = None,
     namespace: str | None = None,
+    events: Sequence[dict] = (),
 ) -> LineageGraph:
     """The graph of these inputs with the doctor's splits, the events read as a stream; raises the
-    doctor's UnreadableInput, and KeyError when `job` names no job (`namespace` no job or dataset)."""
+    doctor's UnreadableInput, and KeyError when `job` names no job (`namespace` no job or dataset).
+    `events`: events made already from scripts or extract documents (doctor.inputs)."""
     from planlineage.doctor import diagnose
 
     graph = LineageGraph()
-    report = diagnose(event_files, state=state, rules=rules, on_event=lambda event: add_event(graph, event))
+    report = diagnose(
+        event_files, state=state, rules=rules, on_event=lambda event: add_event(graph, event), events=events
+    )
     add_splits(finish(graph), report.splits)
     if namespace:
         graph = restrict_to_namespace(graph, namespace)

@@ -213,8 +213,10 @@ class LiveGraph:
         state: bool = False,
         rules: str | None = None,
         page: Callable[[LineageGraph, str | None], dict[str, Any]] | None = None,
+        events: Sequence[dict] = (),
     ) -> None:
         self._build = build
+        self._made = list(events)  # from scripts and extract documents: made once, added on each full read
         self._files = [Path(f) for f in files]
         self._tails = [_Tail(p) for p in self._files]
         self._state = state
@@ -255,6 +257,8 @@ class LiveGraph:
         inputs, self._inputs = self._inputs, None  # a failed read leaves nothing half-added behind
         if inputs is None or None in grown:
             inputs = _Inputs()
+            for event in self._made:
+                inputs.add(event)
             for tail in self._tails:
                 tail.read_all(inputs)
         else:

@@ -381,7 +381,7 @@ def test_ui_command_messages_and_the_token_printed_once(tmp_path, capsys, monkey
     from planlineage.graph import server as ui_server
 
     assert main(["ui"]) == 2
-    assert "give --events FILE" in capsys.readouterr().err
+    assert "give what to read: a script or a folder of scripts" in capsys.readouterr().err
     assert main(["ui", "--events", str(tmp_path / "missing.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "missing.jsonl" in err and "Traceback" not in err
