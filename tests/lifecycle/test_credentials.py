@@ -315,7 +315,8 @@ def test_the_run_went_through(places):
     """What the rows check is real: events were sent, with a SQL facet, and the sink kept its
     host/port namespace although its URL's password holds an unencoded `@`."""
     assert '"eventType": "RUNNING"' in places["sqlite events"] and '"eventType": "FAIL"' in places["sqlite events"]
-    assert "******" in places["sqlite sql facet"] and "CREATE TABLE c1" in places["sqlite sql facet"]
+    assert "******" in places["sqlite store rows"] and "CREATE TABLE c1" in places["sqlite store rows"]
+    assert places["sqlite sql facet"].startswith("INSERT INTO")  # each job's own statement (issue #37)
     assert '"postgres://pg:5432"' in places["sqlite extract datasets"]
     outputs = {
         (d["namespace"], d["name"]) for e in json.loads(places["sqlite received"]) for d in e.get("outputs") or []

@@ -74,7 +74,7 @@ def test_variables_are_substituted_as_the_console_does_at_start(streampark, watc
     assert types(gravitino, "payments_clean") == ["START", "RUNNING"]
     assert datasets(gravitino, "payments_clean") == {(("payments",), ("payments_clean",))}
     facet = gravitino.events[0]["job"]["facets"]["sql"]["query"]
-    assert "'payments'" in facet and "${topic_in}" not in facet
+    assert facet.startswith("INSERT INTO") and "${topic_in}" not in facet  # the job's own statement (issue #37)
 
 
 # -- lifecycle scenarios (the recorded planner: real pipeline, recorded plans, no JVM) -------------
@@ -512,10 +512,12 @@ def test_adopting_many_apps_reads_their_rows_once_per_kind_not_once_per_app(stre
     other = c.env("1.19.1", default=False)
     planner = watch.recorded()
     for value in ("team_a_sink", "team_b_sink"):
-        planner.record(f"-- owner {value}\n{ONE_SINK}", "union_all")
+        planner.record(
+            f"{ONE_SINK.rstrip().rstrip(';')} -- owner {value}\n;\n", "union_all"
+        )  # in the INSERT: its SQL facet
     apps = []
     for i in range(12):
-        sql = f"-- owner ${{sink}}\n{ONE_SINK}" if i < 2 else ONE_SINK
+        sql = f"{ONE_SINK.rstrip().rstrip(';')} -- owner ${{sink}}\n;\n" if i < 2 else ONE_SINK
         app = c.create_app(f"app_{i}", sql, team=100000 + i % 2, env=other if i % 4 == 0 else None)
         c.start(app)
         c.set_state(app, RUNNING)
