@@ -9,10 +9,10 @@ producer run for real, once for the module, as in ``tests/conformance``, whose m
   two SQL jobs in one mini cluster with ``FlinkProducer.java``, the real JDBC connector and
   openlineage-flink's job-status-changed listener on the class path:
 
-  - ``orders_filter`` copies the big orders from one PostgreSQL table into another
+  - ``producers_big_orders_writer`` copies the big orders from one PostgreSQL table into another
     (``public.prod_big_orders``). The listener of this job writes to a file only: in the backend
     planlineage alone reports it, under its own job and run.
-  - ``customers-archive`` (conformance case 31's job) names the listener itself, with detached
+  - ``producers-customers-archive`` (conformance case 31's job) names the listener itself, with detached
     tracking, and the listener sends its events to Data.Rentgen's http2kafka with a personal
     token. planlineage coexists (``lineage.flink-runs`` auto): once the JobManager took the job,
     ``submit --flink-job-id --flink-start-time`` (a platform's hook) records it under the
@@ -24,14 +24,15 @@ producer run for real, once for the module, as in ``tests/conformance``, whose m
   endpoint) to http2kafka for the first, ``OPENLINEAGE__TRANSPORT__*`` (the Kafka transport onto
   Data.Rentgen's topic) for the second.
 
-* **openlineage-spark** (the Spark version under test) reads ``public.prod_big_orders`` through Spark's
-  JDBC source and writes a parquet table, sending its events with its http transport to
+* **openlineage-spark** (the Spark version under test) reads ``public.prod_big_orders`` through
+  Spark's JDBC source and writes a parquet table, sending its events with its http transport to
   http2kafka with a personal token (``spark_producer.py``).
 
 Runs where a Flink and a Spark version are chosen (``PLANLINEAGE_TEST_FLINK``,
 ``PLANLINEAGE_TEST_SPARK``; tox env ``backends``). Measured on the shared 2-core machine, the
-versions provisioned and the jars resolved, the module alone with the harness's start: 55 s at
-a load average of 3 to 7, 92 to 113 s at 15 to 20 (the Flink JVM and Spark are most of it).
+versions provisioned and the jars resolved, the module alone with the harness's start: 55 to 75 s
+at a load average of 3 to 12, 92 to 113 s at 15 to 20; 34 s after the other modules started the
+harness (the Flink JVM and Spark are most of it).
 """
 
 from __future__ import annotations
