@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from planlineage.clock import utc_now
+from planlineage.emitter import outbox_health
 from planlineage.emitter.backends import Backend
 from planlineage.emitter.outbox_listing import (  # noqa: F401 - the outbox's one API for its callers
     count_parked,
@@ -64,12 +65,14 @@ from planlineage.emitter.outbox_rows import (  # noqa: F401
     UNAVAILABLE_STATUSES,
     RetryPolicy,
     claim,
+    claim_probe,
     prepare,
     release_all,
+    release_one,
     settle,
     verdict,
 )
-from planlineage.emitter.transports.base import Transport, short
+from planlineage.emitter.transports.base import Delivered, RetryLater, Transport, short
 from planlineage.store.node import new_holder
 from planlineage.store.sqlite import Store
 
@@ -144,18 +147,25 @@ def _deliver_backend(
     batch: int,
     policy: RetryPolicy,
     stale: Callable[..., bool] | None,
+    health: outbox_health.Health,
+    now: float,
 ) -> FlushReport:
-    """One backend's turn of a pass: its due rows, in order per run, within ``deadline_seconds``."""
+    """One backend's turn of a pass: its due rows, in order per run, within ``deadline_seconds``
+    (``health``: the backend as a whole as the pass began, ``now`` on the store's clock)."""
     report = FlushReport()
     transport = backend.transport
     if transport is None:  # its config cannot be built: its events wait for a fixed one
         report.stopped = backend.error or "the transport is not usable"
+        return report
+    if health.waiting(now):  # it asked to be left alone (Retry-After) or it hangs
+        report.stopped = f"left alone {round((health.not_before or now) - now)} s more: {health.reason}"
         return report
     holder = new_holder()
     started = time.monotonic()
     lease = deadline_seconds + LEASE_MARGIN_SECONDS
     held_back: set[str] = set()  # runs with a failed row in this pass: their later rows wait
     delivered: list[int] = []  # sent, still leased: removed with the next claim or the release
+    failing = failed_before = health.failing
     try:
         while report.stopped is None and not report.timed_out and not report.stale:
             if time.monotonic() - started >= deadline_seconds:
@@ -164,6 +174,11 @@ def _deliver_backend(
             claimed = claim(store, backend.name, holder, batch, lease, delivered)
             rows = [r for r in claimed if r["run_id"] not in held_back]
             if not rows:
+                if failing and not held_back and health.probe_due(now):
+                    health = outbox_health.Health()  # one probe a pass
+                    if _probe(store, backend, holder, deadline_seconds - (time.monotonic() - started), policy, report):
+                        failing = failed_before = False
+                        continue
                 break
             for row in rows:
                 if row["run_id"] in held_back:
@@ -177,6 +192,11 @@ def _deliver_backend(
                 if found == "delivered":
                     delivered.append(row["id"])
                     report.delivered += 1
+                    if failing:
+                        # Failing since an earlier pass, it is back: what waited out its backoff is
+                        # due now.  Failed in this pass only: that event was refused, not the backend.
+                        outbox_health.record_recovered(store, backend.name, due_again=failed_before)
+                        failing = failed_before = False
                     continue
                 reason = getattr(outcome, "reason", "")
                 if found == "park-access" and stale is not None and stale(True):
@@ -186,6 +206,20 @@ def _deliver_backend(
                     break
                 applied = settle(store, holder, row, found, reason, policy)
                 held_back.add(row["run_id"])
+                if isinstance(outcome, RetryLater) and (not failing or outcome.timed_out or outcome.retry_after):
+                    failing = True
+                    wait = outbox_health.record_failure(
+                        store,
+                        backend.name,
+                        reason,
+                        policy,
+                        retry_after=outcome.retry_after,
+                        timed_out=outcome.timed_out,
+                    )
+                    if outcome.timed_out:  # the backend hangs: every other event would hang too
+                        report.retry_later += 1
+                        report.stopped = f"{reason}; left alone {round(wait or 0)} s"
+                        break
                 if applied == "unavailable":
                     report.retry_later += 1
                     report.stopped = reason
@@ -205,6 +239,33 @@ def _deliver_backend(
     finally:
         release_all(store, holder, delivered)
     return report
+
+
+def _probe(store: Store, backend: Backend, holder: str, left: float, policy: RetryPolicy, report: FlushReport) -> bool:
+    """Send one waiting event of a failing backend ahead of its time; True when it was delivered
+    (the backend is back: its waiting events are due now).  A failed probe counts nothing against
+    its event."""
+    row = claim_probe(store, backend.name, holder, left + LEASE_MARGIN_SECONDS)
+    if row is None or left <= 0 or backend.transport is None:
+        if row is not None:
+            release_one(store, holder, row["id"])
+        return False
+    outcome = backend.transport.send(row["payload"], timeout=left)
+    if isinstance(outcome, Delivered):
+        release_all(store, holder, [row["id"]])
+        outbox_health.record_recovered(store, backend.name)
+        report.delivered += 1
+        return True
+    release_one(store, holder, row["id"])
+    reason = getattr(outcome, "reason", "")
+    if isinstance(outcome, RetryLater) and (outcome.timed_out or outcome.retry_after):
+        outbox_health.record_failure(
+            store, backend.name, reason, policy, retry_after=outcome.retry_after, timed_out=outcome.timed_out
+        )
+    else:
+        outbox_health.record_probe_failed(store, backend.name, policy)
+    report.stopped = f"still failing: {reason}" if reason else None
+    return False
 
 
 def _backends_of(target: Transport | Sequence[Backend]) -> list[Backend]:
@@ -238,7 +299,8 @@ def deliver_pending(
         return report
     backends = _backends_of(target)
     started = time.monotonic()
-    prepare(store, [b.name for b in backends])
+    known, now = prepare(store, [b.name for b in backends])
+    health = outbox_health.from_rows(known)
     turns = list(backends)  # backends that may still have due rows in this pass
     timed_out: set[str] = set()
     while turns and not report.stale:
@@ -246,7 +308,9 @@ def deliver_pending(
         for index, backend in enumerate(turns):
             left = deadline_seconds - (time.monotonic() - started)
             share = max(0.0, left) / (len(turns) - index)
-            part = _deliver_backend(store, backend, share, batch, policy, stale)
+            part = _deliver_backend(
+                store, backend, share, batch, policy, stale, health.get(backend.name, outbox_health.Health()), now
+            )
             report.add(backend.name, part)
             if part.stale:
                 break

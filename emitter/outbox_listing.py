@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from planlineage.clock import lease_clock
+from planlineage.emitter import outbox_health
 from planlineage.store.sqlite import Store
 
 
@@ -51,16 +52,30 @@ def counts(store: Store) -> tuple[int, int, dict[str, int]]:
 
 def next_due(store: Store, skip: Iterable[str] = ()) -> float | None:
     """Seconds until the next waiting event is due (0 when one is due now), None if none waits;
-    the rows of the backends in ``skip`` (those found unavailable) are not counted."""
-    skipped = list(skip)
-    query = "SELECT MIN(COALESCE(next_attempt, 0)) FROM outbox WHERE status = 'pending'"
-    if skipped:
-        query += f" AND backend NOT IN ({','.join('?' * len(skipped))})"
-    when, now = store.read(
-        lambda c: (c.execute(query, tuple(skipped)).fetchone()[0], c.clock()),
-        default=(None, None),
+    the rows of the backends in ``skip`` (those found unavailable) are not counted.  A backend that
+    asked to be left alone counts from then on, a failing one from its next probe
+    (:mod:`.outbox_health`)."""
+    skipped = set(skip)
+    query = (
+        "SELECT backend, MIN(COALESCE(next_attempt, 0)) AS due FROM outbox WHERE status = 'pending' GROUP BY backend"
     )
-    return None if when is None else max(0.0, when - now)
+    found, now = store.read(
+        lambda c: ({r["backend"]: r["due"] for r in c.execute(query).fetchall()}, c.clock()),
+        default=({}, None),
+    )
+    dues = {name: when for name, when in found.items() if name not in skipped}
+    if not dues:
+        return None
+    health = outbox_health.all_health(store)
+    times = []
+    for name, when in dues.items():
+        known = health.get(name)
+        if known is not None and known.waiting(now):
+            when = max(when, known.not_before or now)
+        elif known is not None and known.failing and known.probe_at is not None:
+            when = min(when, known.probe_at)
+        times.append(when)
+    return max(0.0, min(times) - now)
 
 
 _LISTING = (

@@ -27,6 +27,7 @@ another resend its rows (at-least-once, never lost).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,9 @@ MAX_BACKOFF_SECONDS = 600.0
 UNAVAILABLE_STATUSES = frozenset({429, 503})
 #: Refusals of the event itself: parked, the run's later events go on.
 EVENT_REFUSALS = frozenset({400, 413, 422})
+JITTER = 0.25  # a backoff is cut by up to this share, at random
+TIMEOUT_FACTOR = 15.0  # a backend that hangs waits this many backoffs (see outbox_health)
+MAX_PROBE_SECONDS = 60.0
 _CHUNK = 400  # ids per statement: far below both databases' limits on parameters
 
 
@@ -53,7 +57,22 @@ class RetryPolicy:
     max_age: float = 24 * 3600.0  # seconds since the first failure
 
     def delay(self, attempts: int) -> float:
+        """The longest wait before attempt ``attempts + 1`` (the wait given is :meth:`jittered`)."""
         return min(self.backoff * (2 ** max(attempts - 1, 0)), MAX_BACKOFF_SECONDS)
+
+    def jittered(self, attempts: int) -> float:
+        """:meth:`delay` less up to a quarter, at random: events refused together (an outage) do
+        not all come back in the same instant."""
+        return self.delay(attempts) * (1.0 - JITTER * random.random())
+
+    def timeout_delay(self, timeouts: int) -> float:
+        """How long a backend that did not answer ``timeouts`` times in a row is left alone: it
+        hangs, so it is given far longer than a refused event (15 × the backoff, doubling)."""
+        return min(self.backoff * TIMEOUT_FACTOR * (2 ** max(timeouts - 1, 0)), MAX_BACKOFF_SECONDS)
+
+    def probe_every(self) -> float:
+        """How often a failing backend is probed with one of its waiting events (30 s by default)."""
+        return min(self.backoff * TIMEOUT_FACTOR, MAX_PROBE_SECONDS)
 
     @classmethod
     def from_values(cls, values: Mapping[str, str | None]) -> RetryPolicy:
@@ -82,10 +101,11 @@ def _free(alias: str = "") -> str:
     return f"({alias}claim_until IS NULL OR {alias}claim_until < :now)"
 
 
-def prepare(store: Store, names: Sequence[str]) -> None:
+def prepare(store: Store, names: Sequence[str]) -> tuple[list[dict[str, Any]], float]:
     """Before a pass to the backends ``names`` (``['']``: one transport): fan the queued events
     out to them, put back in line what waited for one of them, park the rows of backends no
-    longer configured.  Leased rows are left to their holder (a node with older settings)."""
+    longer configured.  Leased rows are left to their holder (a node with older settings).
+    The rows of ``outbox_backends`` (:mod:`.outbox_health`) and the store's clock."""
     named = [n for n in names if n]
     composite = 1 if named else 0
     known = list(names) or [""]
@@ -98,12 +118,14 @@ def prepare(store: Store, names: Sequence[str]) -> None:
         f"OR (status = 'parked' AND parked = 'backend' AND backend IN ({inside})) LIMIT 1"
     )
 
-    def run(conn) -> None:
+    def run(conn) -> tuple[list[dict[str, Any]], float]:
+        # What the pass needs to know of the backends as a whole, read in this same transaction.
+        now = conn.clock()
+        backends = [dict(r) for r in conn.execute("SELECT * FROM outbox_backends").fetchall()]
         # Nearly every pass finds nothing to prepare: one cheap look (this write also migrates a
         # store from before backends, as a pass's first write always has).
         if conn.execute(work, {**params, **keys}).fetchone() is None:
-            return
-        now = conn.clock()
+            return backends, now
         bound = {"now": now, **keys}
         if named:
             queued = conn.execute(
@@ -133,10 +155,11 @@ def prepare(store: Store, names: Sequence[str]) -> None:
             f"WHERE status = 'pending' AND backend != '' AND backend NOT IN ({inside}) AND {_free()}",
             bound,
         )
+        return backends, now
 
     # Not exclusive: the rows it moves are locked one by one (queued rows with SKIP LOCKED, as a
     # claim locks them), so nodes preparing and claiming at once neither wait nor take a row twice.
-    store.write(run, exclusive=False)
+    return store.write(run, exclusive=False)
 
 
 # A row may go when it is due and free, and nothing earlier in its run at its backend still has to
@@ -220,6 +243,47 @@ def claim(
     return store.write(take, exclusive=False)
 
 
+# A failing backend's probe: of its runs' next rows (nothing earlier in the run to go first), the one
+# due soonest, taken ahead of its time.
+_PROBE = f"""
+    SELECT o.id, o.backend, o.run_id, o.seq, o.job_name, o.event_type, o.payload, o.attempts, o.first_failed
+    FROM outbox o
+    WHERE o.backend = :backend AND o.status = 'pending' AND o.next_attempt IS NOT NULL AND {_free("o.")}
+      AND NOT EXISTS (
+        SELECT 1 FROM outbox p
+        WHERE p.run_id = o.run_id AND p.seq < o.seq AND p.backend IN (o.backend, '')
+          AND (p.status = 'pending' OR p.parked != 'event')
+      )
+    ORDER BY o.next_attempt, o.id
+    LIMIT 1
+"""
+
+
+def claim_probe(store: Store, backend: str, holder: str, lease_seconds: float) -> dict[str, Any] | None:
+    """Take one waiting row of ``backend`` ahead of its time, to see whether the backend is back."""
+
+    def take(conn) -> dict[str, Any] | None:
+        now = conn.clock()
+        row = conn.execute(_PROBE + conn.skip_locked, {"now": now, "backend": backend}).fetchone()
+        if row is None:
+            return None
+        conn.execute(
+            "UPDATE outbox SET claimed_by = ?, claim_until = ? WHERE id = ?", (holder, now + lease_seconds, row["id"])
+        )
+        return dict(row)
+
+    return store.write(take, exclusive=False)
+
+
+def release_one(store: Store, holder: str, row_id: int) -> None:
+    store.write(
+        lambda c: c.execute(
+            "UPDATE outbox SET claimed_by = NULL, claim_until = NULL WHERE id = ? AND claimed_by = ?", (row_id, holder)
+        ),
+        exclusive=False,
+    )
+
+
 def remove_delivered(conn, holder: str, delivered: list[int] | None) -> None:
     """Delete the rows this pass delivered (one statement for a whole batch)."""
     if delivered:
@@ -278,7 +342,7 @@ def settle(store: Store, holder: str, row: dict[str, Any], verdict: str, reason:
             return "park-capped"
         conn.execute(
             f"UPDATE outbox SET attempts = ?, first_failed = ?, next_attempt = ?, last_error = ?, {release} {where}",
-            (attempts, first, now + policy.delay(attempts), reason, *key),
+            (attempts, first, now + policy.jittered(attempts), reason, *key),
         )
         return verdict
 

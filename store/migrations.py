@@ -98,6 +98,17 @@ _OUTBOX_INDEXES = (
     "CREATE INDEX IF NOT EXISTS outbox_run ON outbox (run_id, seq)",
 )
 
+# Step 7: what the outbox knows of each backend as a whole (planlineage.emitter.outbox_health): a
+# wait it asked for (Retry-After), a wait it earned by hanging (timeouts), since when it fails.
+_OUTBOX_BACKENDS = """CREATE TABLE IF NOT EXISTS outbox_backends (
+    backend       TEXT PRIMARY KEY,
+    not_before    {float},
+    failing_since {float},
+    probe_at      {float},
+    timeouts      INTEGER NOT NULL DEFAULT 0,
+    reason        TEXT
+)"""
+
 MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] = [
     (
         1,
@@ -255,6 +266,7 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] 
             ),
         },
     ),
+    (7, "the outbox's backends as a whole: Retry-After, timeouts, failing since", (_OUTBOX_BACKENDS,)),
 ]
 
 LATEST = MIGRATIONS[-1][0]

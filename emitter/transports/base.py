@@ -38,6 +38,8 @@ class RetryLater:
     #: The request went out but no answer came in time: the server may have taken the event, so
     #: the resend is a possible repeat (same payload, same identifying fields).
     timed_out: bool = False
+    #: Seconds the backend asked to be left alone for (``Retry-After`` of a 429 or 503), if it did.
+    retry_after: float | None = None
 
 
 @dataclass(frozen=True)

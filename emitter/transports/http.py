@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import ssl
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -34,6 +37,25 @@ from planlineage.emitter.transports.base import (
 )
 
 RETRYABLE_STATUSES = frozenset({408, 425, 429})
+#: The answers whose ``Retry-After`` speaks for the whole backend (RFC 9110 §10.2.3).
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header: delay-seconds or an HTTP date; None when absent or
+    not readable (a wish we cannot read is no wish)."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def classify(status: int) -> str:
@@ -180,7 +202,8 @@ class HttpTransport(Transport):
         message = server_message(response.content, response.headers.get("content-type"))
         detail = f": {self._say(message)}" if message else ""
         if verdict == "retry":
-            return RetryLater(f"{self.backend} at {where} answered HTTP {status}{detail}", status)
+            wait = retry_after(response.headers.get("retry-after")) if status in RETRY_AFTER_STATUSES else None
+            return RetryLater(f"{self.backend} at {where} answered HTTP {status}{detail}", status, retry_after=wait)
         return Rejected(f"{self.backend} at {where} rejected the event (HTTP {status}){detail}", status)
 
     def close(self) -> None:

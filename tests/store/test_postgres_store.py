@@ -90,6 +90,7 @@ def test_migrations_create_only_the_own_schema_and_run_once(postgres, pg_url, pr
         "planlineage.history_runs",
         "planlineage.leaders",
         "planlineage.outbox",
+        "planlineage.outbox_backends",
         "planlineage.runs",
         "planlineage.schema_version",
         "planlineage.settings",
