@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .sources import UnreadableInput, UnreadableLine, events_in_line, scrub
+from .sources import UnreadableInput, UnreadableLine, events_in_line, is_event, scrub
 
 #: How much of a file is looked at to tell what it is.
 _HEAD_BYTES = 256 * 1024
@@ -30,6 +30,7 @@ _HEAD_BYTES = 256 * 1024
 _HEAD_LINES = 200
 #: The largest extract document read whole to recognise it (extract's output of one script).
 _DOCUMENT_BYTES = 64 << 20
+_DECODER = json.JSONDecoder()
 
 SCRIPT, DOCUMENT, DOCUMENT_LINES, EVENTS = "script", "extract document", "extract lines", "events"
 
@@ -99,7 +100,7 @@ def kind_of(path: Path) -> str:
     text = head.decode("utf-8", errors="replace")
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped[:1] in "{[" and stripped:
-        found = _json_kind(path, text, size)
+        found = _json_kind(path, text, len(head) >= size, size)
         if found:
             return found
     lines = text.splitlines()[:_HEAD_LINES]
@@ -116,27 +117,30 @@ def kind_of(path: Path) -> str:
     raise UnreadableInput(f"{path} {NONE_OF_THESE}")
 
 
-def _json_kind(path: Path, head: str, size: int) -> str | None:
+def _json_kind(path: Path, head: str, whole: bool, size: int) -> str | None:
+    """DOCUMENT, DOCUMENT_LINES or EVENTS for a file that starts with JSON; None when its first
+    value says nothing (the lines are searched for events next). Only the head is decoded, unless
+    its first value goes on beyond it (a document larger than the head, read whole up to a bound):
+    a log of JSON lines is never read whole here."""
     from planlineage.script_events import document_lineage
 
-    if size <= _DOCUMENT_BYTES:
-        try:
-            whole = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, OSError, RecursionError):
-            whole = None
-        if document_lineage(whole) is not None:
-            return DOCUMENT
-        if _is_extract_line(whole):
-            return DOCUMENT_LINES  # `extract DIR` of one script
-        if whole is not None:
-            return EVENTS  # an event, or an array of them: the reader says which
-    first = head.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+    text = head.lstrip("\ufeff \t\r\n")
     try:
-        line = json.loads(first)
+        first, end = _DECODER.raw_decode(text)
+        alone = not text[end:].strip()
     except (ValueError, RecursionError):
-        return None
-    if _is_extract_line(line) or document_lineage(line) is not None:
-        return DOCUMENT_LINES
+        if whole or size > _DOCUMENT_BYTES:
+            return None
+        try:
+            first, alone = json.loads(path.read_text(encoding="utf-8")), True
+        except (ValueError, OSError, RecursionError):
+            return None
+    if document_lineage(first) is not None:
+        return DOCUMENT if alone else DOCUMENT_LINES
+    if _is_extract_line(first):
+        return DOCUMENT_LINES  # `extract DIR`: one line per script
+    if is_event(first) or (isinstance(first, list) and any(is_event(e) for e in first)):
+        return EVENTS
     return None
 
 

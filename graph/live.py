@@ -8,6 +8,8 @@ that shrank or was replaced (another inode: a rolled log) is read again from its
 rest; so is a gzip file or a file that is not JSON lines (one array, pretty-printed events), which
 are read whole by the doctor. The recorded runs (`--state`) are read again when they change (a
 shared store: every few seconds) and laid over what the files made, never re-reading the files.
+The events made from scripts and extract documents (`events`: doctor.inputs, compiled once when
+`ui` starts) come first in every full read, so a file read again never loses them.
 
 When an input cannot be read, the last good graph stays served and `problem` says what and
 `problem_since` since when (the page shows it, and the graph as stale); reading everything is tried
