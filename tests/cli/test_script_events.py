@@ -73,7 +73,9 @@ def test_extract_events_are_the_starts_submit_sends_for_the_job(cli):
     delivered = cli.tmp / "delivered.jsonl"
     for key, value in (("lineage.transport", "file"), ("lineage.file", str(delivered))):
         assert cli("settings", "set", key, value).returncode == 0
-    submitted = cli("submit", "--app-id", "7", "--job-name", "orders_job", "--sql-file", str(script), "--lineage-enable")
+    submitted = cli(
+        "submit", "--app-id", "7", "--job-name", "orders_job", "--sql-file", str(script), "--lineage-enable"
+    )
     assert submitted.returncode == 0, submitted.stderr.decode()
     wait_for(lambda: delivered.exists() and len(delivered.read_text().splitlines()) == 4, what="submit's events")
     assert [_comparable(e) for e in _lines(delivered)] == [_comparable(e) for e in written]
