@@ -18,7 +18,9 @@ def configure(name: str, parser) -> None:
     doctor.add_argument(
         "--rules", help="a rules TOML file whose namespace resolvers count (default: the lineage.rules setting)"
     )
-    doctor.add_argument("--format", choices=["text", "json"], default="text")
+    doctor.add_argument(
+        "--format", choices=["text", "json"], default="text", help="text for reading (default), json for tools"
+    )
     doctor.set_defaults(run=cmd_doctor)
 
 

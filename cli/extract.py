@@ -449,7 +449,12 @@ def configure(name: str, parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the cluster's Flink installation: its lib/ jars and opt/ connectors are compiled with (after --jar)",
     )
-    parser.add_argument("--format", choices=["json", "table", "dot"], default=None)
+    parser.add_argument(
+        "--format",
+        choices=["json", "table", "dot"],
+        default=None,
+        help="json: the lineage document (the default when piped); table: for reading; dot: Graphviz",
+    )
     parser.add_argument(
         "--columns",
         action="store_true",

@@ -30,7 +30,9 @@ def configure(name: str, parser) -> None:
     )
     graph.add_argument("--rules", help="a rules TOML file whose namespace resolvers count for splits")
     graph.add_argument("--out", help="the file to write (lineage.html); DOT goes to standard output without it")
-    graph.add_argument("--format", choices=["html", "dot"], default="html")
+    graph.add_argument(
+        "--format", choices=["html", "dot"], default="html", help="html: the page (default, needs --out); dot: Graphviz"
+    )
     graph.set_defaults(run=cmd_graph)
 
 
