@@ -327,6 +327,10 @@ def abandon_lineage(store: Store, app_id: str, run_id: str, reason: str | None =
         if run is None or run.run_id != run_id or run.lineage is not None:
             return False
         conn.execute("DELETE FROM runs WHERE app_id = ? AND run_id = ?", (app_id, run_id))
+        if reason:  # for the watcher that submitted the run to say (it reads only the store)
+            from planlineage.lifecycle import drop_reasons  # background work only: not on submit's path
+
+            drop_reasons.record(conn, run_id, app_id, reason)
         return True
 
     done = store.write(abandon)

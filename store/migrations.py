@@ -109,6 +109,15 @@ _OUTBOX_BACKENDS = """CREATE TABLE IF NOT EXISTS outbox_backends (
     reason        TEXT
 )"""
 
+# Step 8: why a run was dropped without lineage (planlineage.lifecycle.drop_reasons), for a watcher
+# to say; written with the drop, removed by the watcher that says it (or after a week).
+_DROPPED_RUNS = """CREATE TABLE IF NOT EXISTS dropped_runs (
+    run_id  TEXT PRIMARY KEY,
+    app_id  TEXT NOT NULL,
+    reason  TEXT NOT NULL,
+    dropped {float} NOT NULL
+)"""
+
 MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] = [
     (
         1,
@@ -267,6 +276,7 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] 
         },
     ),
     (7, "the outbox's backends as a whole: Retry-After, timeouts, failing since", (_OUTBOX_BACKENDS,)),
+    (8, "why a run was dropped without lineage, for the watchers to say", (_DROPPED_RUNS,)),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -14,7 +14,7 @@ from typing import Any
 
 from planlineage.emitter import outbox
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
-from planlineage.lifecycle import compile_service, delivery, runner, runs
+from planlineage.lifecycle import compile_service, delivery, drop_reasons, runner, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError
 from planlineage.streampark import ledger
@@ -72,10 +72,10 @@ class PlatformWatcher:
             if run is not None and run.run_id == item["run_id"]:
                 self.verbose(f"{item['app_key']} {item['job_name']}: lineage compiled, START queued")
             elif run is None:
-                self.say(
-                    f"{item['app_key']} {item['job_name']}: run dropped: its SQL did not compile "
-                    f"(the reason is in {self.store.path.parent / runner.LOG_NAME})"
+                why = drop_reasons.take(self.store, item["run_id"]) or (
+                    f"no lineage (the reason is in {self.store.path.parent / runner.LOG_NAME})"
                 )
+                self.say(f"{item['app_key']} {item['job_name']}: run dropped: {why}")
             ledger.remove_compile(self.store, item["run_id"])
         return left
 

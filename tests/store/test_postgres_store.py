@@ -87,6 +87,7 @@ def test_migrations_create_only_the_own_schema_and_run_once(postgres, pg_url, pr
     assert tables == [
         "planlineage.closing",
         "planlineage.compile_jobs",
+        "planlineage.dropped_runs",
         "planlineage.history_runs",
         "planlineage.leaders",
         "planlineage.outbox",
