@@ -103,12 +103,20 @@ NO_TABLE_SYMLINK = frozenset({"jdbc"})
 IN_MEMORY = "generic_in_memory"
 
 
+#: Flink's built-in catalog: a GenericInMemoryCatalog in every session.
+BUILTIN_CATALOG = "default_catalog"
+
+
 def catalog_kind_of(options: Mapping[str, str], catalog_types: Mapping[str, str], table: str) -> str:
     """The kind of catalog ``table`` (``catalog.database.table``) lives in: the stand-in catalog's
     type its options carry, else the type the script gave the catalog (`CREATE CATALOG`), else
-    Flink's in-memory catalog (`default_catalog` and any catalog the script did not create)."""
-    kind = options.get(catalogs.CATALOG_TYPE) or catalog_types.get(table.split(".")[0] if table else "", "")
-    return (kind or IN_MEMORY).strip().lower()
+    Flink's in-memory one for `default_catalog`. A catalog neither says is defined outside the
+    script (the platform's configuration, a catalog store) and kept for a real one: "unknown"."""
+    catalog = table.split(".")[0] if table.count(".") == 2 else ""
+    kind = options.get(catalogs.CATALOG_TYPE) or catalog_types.get(catalog, "")
+    if not kind:
+        kind = IN_MEMORY if catalog in ("", BUILTIN_CATALOG) else "unknown"
+    return kind.strip().lower()
 
 
 def resolve(
