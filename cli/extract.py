@@ -59,7 +59,11 @@ def cmd_extract(args) -> int:
 
     signal.signal(signal.SIGTERM, _terminated)
     many = len(args.script) > 1 or Path(args.script[0]).is_dir()
-    reporter = _EventReporter(args, many) if args.events or args.send else None
+    reporter = None
+    if args.events or args.send:
+        from planlineage.cli.extract_events import EventReporter
+
+        reporter = EventReporter(args, many)
     if many:
         lazylog.load()
         if args.engine == "spark":
@@ -70,7 +74,7 @@ def cmd_extract(args) -> int:
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     if reporter is not None:
         lazylog.load()
-        return _said(no_lineage, reporter.single(script, fmt))
+        return _said(no_lineage, reporter.single(script, fmt, lambda: _events_lineage(args, script)))
     head_start = None
     if args.engine == "flink":
         output = _from_warm_planner(args, script, fmt)
@@ -214,7 +218,7 @@ def _from_warm_planner(args, script: str, fmt: str, columns: bool | None = None)
     raise kind(error["message"])
 
 
-def cmd_backfill(args, reporter: _EventReporter | None = None) -> int:
+def cmd_backfill(args, reporter=None) -> int:
     """Many scripts: one JSON line each on stdout; exit 0 when all compiled, 2 when any failed
     (with `--events`/`--send`: 3 when events could not be delivered)."""
     from planlineage import backfill
@@ -235,150 +239,21 @@ def cmd_backfill(args, reporter: _EventReporter | None = None) -> int:
     return EXIT_INPUT if failed else delivered
 
 
-#: How long `extract --send` delivers before it leaves the rest in the outbox and says so.
-SEND_SECONDS = 10.0
+def _events_lineage(args, script: str):
+    """The script's lineage as `submit` computes it (Flink: with column lineage)."""
+    from planlineage.document import JobLineage
 
-
-class _EventReporter:
-    """`--events FILE` and `--send`: the START events `submit` would queue for each script's job
-    (planlineage.script_events), appended to a file and/or sent through the configured transport
-    by way of the outbox. An explicit command: what cannot be done is said, with an exit code."""
-
-    def __init__(self, args, many: bool) -> None:
-        from planlineage.script_events import sql_limit
-        from planlineage.settings import Settings
-
-        if many and args.job_name:
-            raise InputError(
-                "--job-name names one job; with several scripts each job is named by its script's "
-                "SET 'pipeline.name', else by its file's stem."
-            )
-        self.args = args
-        self.settings = Settings()
-        if args.send and not self.settings.configured():
-            raise InputError(
-                "--send: no lineage backend is configured, so there is nowhere to send to (nothing was sent); "
-                "configure one (planlineage settings set lineage.address http://gravitino:8090) or write the "
-                "events to a file with --events FILE."
-            )
-        self.namespace = args.job_namespace or self.settings.job_namespace()
-        self.limit = sql_limit(self.settings)
-        self.runs: list[tuple[str, list[dict]]] = []
-        self.without_lineage: list[str] = []
-
-    def add(self, path: str, sql: str | None, lineage) -> None:
-        from planlineage.emitter.run_ids import new_run_id
-        from planlineage.script_events import has_datasets, job_name_of, start_events
-
-        if not has_datasets(lineage):
-            self.without_lineage.append(path)  # as the lifecycle: no event without a dataset
-            return
-        run_id = new_run_id()
-        name = job_name_of(sql, path, self.args.job_name)
-        events = start_events(
-            lineage, job_name=name, namespace=self.namespace, sql=sql, limit=self.limit, run_id=run_id
-        )
-        self.runs.append((run_id, events))
-
-    def _events_lineage(self, script: str):
-        """The script's lineage as `submit` computes it (Flink: with column lineage)."""
-        from planlineage.document import JobLineage
-
-        args = self.args
-        if args.engine != "flink":
-            return _lineage_here(args, script, None, args.columns)
-        output = _from_warm_planner(args, script, "json", columns=True)
-        if output is not None:
-            return JobLineage.model_validate(json.loads(output))
-        head_start = _head_start(args.flink_version)
-        try:
-            return _lineage_here(args, script, head_start, True)
-        finally:
-            if head_start is not None:
-                head_start.close()
-
-    def single(self, script: str, fmt: str) -> int:
-        from planlineage.render import render
-
-        lineage = self._events_lineage(script)
-        sys.stdout.write(render(self._shown(lineage), fmt, self.args.script[0]))
-        sys.stdout.flush()
-        self.add(self.args.script[0], script, lineage)
-        return self.finish()
-
-    def _shown(self, lineage):
-        """What the command prints: column lineage only when --columns asked for it."""
-        if self.args.columns:
-            return lineage
-        shown = lineage.model_copy(deep=True)
-        for sink in shown.sinks:
-            sink.columns = None
-        return shown
-
-    def lines(self, out):
-        """A stream for `extract DIR`'s JSON lines: each passes through (its column lineage left
-        out unless asked for) and the lineage of each compiled script is kept for its events."""
-        reporter = self
-
-        class Lines:
-            def write(self, text: str) -> int:
-                from planlineage.document import JobLineage
-
-                for line in text.splitlines(keepends=True):
-                    found = json.loads(line)
-                    if found.get("ok"):
-                        lineage = JobLineage.model_validate(found["lineage"])
-                        reporter.add(found["script"], _script_text(found["script"]), lineage)
-                        found["lineage"] = reporter._shown(lineage).to_json_dict()
-                    out.write(json.dumps(found) + "\n")
-                return len(text)
-
-            def flush(self) -> None:
-                out.flush()
-
-        return Lines()
-
-    def finish(self) -> int:
-        from planlineage.printable import visible
-
-        for path in self.without_lineage:
-            print(
-                f"planlineage: {visible(path)} writes no table planlineage can name: no event for it.", file=sys.stderr
-            )
-        events = [event for _, built in self.runs for event in built]
-        if not events:
-            print("planlineage: no event to write or send.", file=sys.stderr)
-            return EXIT_OK
-        jobs = f"{len(events)} event(s) of {len(self.runs)} job(s)"
-        if self.args.events:
-            from planlineage.script_events import append_events
-
-            append_events(self.args.events, events)
-            print(f"planlineage: appended {jobs} to {visible(self.args.events)}", file=sys.stderr)
-        if not self.args.send:
-            return EXIT_OK
-        from planlineage.errors import EXIT_ENVIRONMENT
-        from planlineage.script_events import send_events
-
-        delivered, waiting = send_events(self.runs, self.settings, SEND_SECONDS)
-        kind = self.settings.transport_kind()
-        if waiting:
-            print(
-                f"planlineage: --send: {len(events)} event(s) queued, {delivered} delivered through the {kind} "
-                f"transport; {waiting} wait in the outbox (the backend did not take them within {SEND_SECONDS:.0f} s): "
-                "`planlineage flush` delivers them later, `planlineage store status` shows why they wait.",
-                file=sys.stderr,
-            )
-            return EXIT_ENVIRONMENT
-        print(f"planlineage: sent {jobs} through the {kind} transport", file=sys.stderr)
-        return EXIT_OK
-
-
-def _script_text(path: str) -> str | None:
+    if args.engine != "flink":
+        return _lineage_here(args, script, None, args.columns)
+    output = _from_warm_planner(args, script, "json", columns=True)
+    if output is not None:
+        return JobLineage.model_validate(json.loads(output))
+    head_start = _head_start(args.flink_version)
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+        return _lineage_here(args, script, head_start, True)
+    finally:
+        if head_start is not None:
+            head_start.close()
 
 
 def _jars(args) -> list[str]:
