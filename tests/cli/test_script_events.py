@@ -68,6 +68,7 @@ def test_extract_events_are_the_starts_submit_sends_for_the_job(cli):
     assert all(name.startswith("orders_job.") for name in names[1:])
     assert SECRET not in out.read_text(encoding="utf-8")
     assert b"appended 4 event(s) of 1 job(s)" in done.stderr
+    assert not cli.home.exists()  # nothing configured: the events file is the only thing written
 
     # The same job submitted through the lifecycle, its events written by the file transport.
     delivered = cli.tmp / "delivered.jsonl"
