@@ -150,6 +150,16 @@ class Platform:
         self.printed.append(done.stdout + done.stderr)
         return done
 
+    def where_events_are(self) -> str:
+        """What the home says of undelivered events and its compile service, for a failure."""
+        listing = self("outbox", "list")
+        log = self.home / "compile-service.log"
+        return (
+            f"planlineage's home {self.home}: outbox list: {(listing.stdout + listing.stderr).strip()!r}; "
+            f"compile service running: {bool(services(self.home))}; its log: "
+            f"{log.read_text(errors='replace')[-1500:] if log.exists() else '(none)'}"
+        )
+
     def wait_services(self, timeout: float = 60) -> None:
         """The compile service of this home has left (it delivered what it had, then idled out)."""
         deadline = time.monotonic() + timeout
@@ -513,11 +523,14 @@ def test_every_event_planlineage_reported_was_delivered_and_no_secret_was_kept(r
     # Only planlineage reports the writer: its run ends in the backend when planlineage's COMPLETE
     # arrives, sent by the compile service after the platform's last command, with no other.
     writer = rentgen_api.wait_job(WRITER_JOB)
-    rentgen_api.wait(
-        f"{WRITER_JOB}'s run ended by planlineage's COMPLETE",
-        lambda: rentgen_api.runs(job_id=writer["id"]),
-        lambda items: items and all(item["data"]["status"] == "SUCCEEDED" for item in items),
-    )
+    try:
+        rentgen_api.wait(
+            f"{WRITER_JOB}'s run ended by planlineage's COMPLETE",
+            lambda: rentgen_api.runs(job_id=writer["id"]),
+            lambda items: items and all(item["data"]["status"] == "SUCCEEDED" for item in items),
+        )
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{reported.platforms[0].where_events_are()}") from None
     _shared_run(rentgen_api, reported)
     for platform in reported.platforms:
         platform.wait_services()
