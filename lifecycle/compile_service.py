@@ -26,7 +26,10 @@ submissions at once start 20 JVMs on the platform's machine and slows the platfo
 * **On demand**: started by the first ``ensure_running`` that finds none (``submit``, and
   ``state``/``flush`` when jobs wait or events are left that they could not deliver within their
   bound, so a killed service is restarted by the next command); stops after
-  ``PLANLINEAGE_COMPILE_IDLE_SECONDS`` (default 120) without work.  The callers' side (is it
+  ``PLANLINEAGE_COMPILE_IDLE_SECONDS`` (default 120) without work.  Its planner JVMs stop after
+  that long without a compile, whatever is left to deliver, and the service itself after
+  :data:`DELIVERY_LINGER_FACTOR` times that: events it could not deliver wait in the outbox for the
+  next command.  The callers' side (is it
   running, start it) is :mod:`.service_start`, which they load instead of this module.
 * **Its JVMs never outlive it**: each planner's process group is recorded in
   ``compile-service.pids``; a planner whose service died reads end-of-file on its stdin and
@@ -76,6 +79,10 @@ LARGE_JOBS_HELD = 2
 #: After the server was found unavailable, due events wait this long for the next try (or for
 #: the next command, which hands them over again).
 OUTAGE_PAUSE_SECONDS = 30.0
+#: Without a compile for this many idle times, the service ends even with events left that it
+#: could not deliver (a backend gone for good must not keep it alive): the next `submit`,
+#: `state` or `flush` delivers them, and hands what it cannot to a new service.
+DELIVERY_LINGER_FACTOR = 2.0
 
 
 def default_planners() -> int:
@@ -150,6 +157,9 @@ class Service:
         self.large_lane: ThreadPoolExecutor | None = None  # the large jobs' thread, while serving
         self.lock = threading.Lock()
         self.last_work = time.monotonic()
+        self.last_compile = time.monotonic()  # the idle rule counts compiles, not deliveries
+        self.planners_kept = False  # a planner may run: the pools were used since last closed
+        self.winding_down = False  # ending with events kept: no new delivery pass
         self.groups: set[int] = set()
         self.deliver_wanted = threading.Event()
         self.stopping = threading.Event()
@@ -216,6 +226,7 @@ class Service:
         slot = None
         try:
             slot = self._slot_for(job)
+            self.planners_kept = True
             runner.compile_job(self.store, job, planner=slot)
         finally:
             if slot is not None:
@@ -232,7 +243,7 @@ class Service:
         with self.lock:
             self.taken.discard(taken)
             self.taken_large.discard(taken)
-            self.last_work = time.monotonic()
+            self.last_work = self.last_compile = time.monotonic()
         self.deliver_wanted.set()
 
     def _run_one(self, path: Path, job: CompileJob) -> None:
@@ -326,8 +337,13 @@ class Service:
         while not self.stopping.is_set():
             if not self.deliver_wanted.wait(0.5) and not self._work_waiting():
                 continue
+            with self.lock:  # the main loop decides under the lock whether a pass is under way
+                winding_down = self.winding_down
+                self.busy_delivering = not winding_down
+            if winding_down:  # until the service ends, or a new compile makes it serve on
+                time.sleep(POLL_SECONDS)
+                continue
             self.deliver_wanted.clear()
-            self.busy_delivering = True
             try:
                 report = delivery.deliver_for(self.store, Settings(self.store), runner.flush_budget())
                 if report is not None and report.stopped:
@@ -389,10 +405,24 @@ class Service:
                         continue
                     self._submit(compiles, self.large_lane, self._run_one, job, path, job)
                 with self.lock:
-                    idle = not self.taken and not self.busy_delivering and not self.deliver_wanted.is_set()
+                    compiling = bool(self.taken)
+                    self.winding_down = self.winding_down and not compiling
+                    idle = not compiling and not self.busy_delivering and not self.deliver_wanted.is_set()
                     quiet = time.monotonic() - self.last_work
+                    no_compile = time.monotonic() - self.last_compile
                 if idle and quiet > self.idle_seconds:
                     break
+                if not compiling and no_compile > self.idle_seconds:
+                    if self.planners_kept:  # kept events never hold a planner JVM
+                        self.planners_kept = False
+                        self.pool.close()
+                        self.large_pool.close()
+                    if no_compile > DELIVERY_LINGER_FACTOR * self.idle_seconds:
+                        with self.lock:
+                            self.winding_down = True  # no new delivery pass; the one under way ends
+                            delivering = self.busy_delivering
+                        if not delivering:
+                            break  # what it could not deliver waits for the next command (docs/lifecycle.md)
                 time.sleep(POLL_SECONDS)
         self.stopping.set()
         self.pool.close()
