@@ -9,7 +9,8 @@ the parent's Python paths removed).
 The fake provisioned venv's ``bin/python`` runs ``this --recorded DIR --answers FILE
 <compile_server.py> ...``. FILE: {the statements' SQL joined by NUL: answer}, the version's.
 In DIR: ``hold`` (while it exists a
-compile waits: the tests' gate, no sleeps); ``compiling.<ppid>`` (written when a compile begins;
+compile waits: the tests' gate, no sleeps); ``hold-large`` (the same for a request over
+:data:`LARGE_REQUEST_CHARS` only: a large script compiling for long); ``compiling.<ppid>`` (written when a compile begins;
 the parent is the compile service); ``requests.jsonl`` (the jars of each request).
 """
 
@@ -19,6 +20,15 @@ import json
 import os
 import sys
 import time
+
+#: A request longer than this is held by ``hold-large`` (the compile service's large jobs are over 512 KiB).
+LARGE_REQUEST_CHARS = 512 * 1024
+
+
+def held(folder: str, line: str) -> bool:
+    return os.path.exists(os.path.join(folder, "hold")) or (
+        len(line) > LARGE_REQUEST_CHARS and os.path.exists(os.path.join(folder, "hold-large"))
+    )
 
 
 def key(statements: list[dict]) -> str:
@@ -46,7 +56,7 @@ def main() -> int:
         request = json.loads(line)
         with open(os.path.join(folder, f"compiling.{parent}"), "w", encoding="utf-8") as handle:
             handle.write("compiling")
-        while os.path.exists(os.path.join(folder, "hold")):
+        while held(folder, line):
             if os.getppid() != parent:  # the compile service died: nobody waits for the answer
                 return 1
             time.sleep(0.02)

@@ -97,6 +97,13 @@ class RecordedPlanner:
     def release(self) -> None:
         (self.folder / "hold").unlink(missing_ok=True)
 
+    def hold_large(self) -> None:
+        """Hold only the compiles of large scripts (over 512 KiB) until :meth:`release_large`."""
+        (self.folder / "hold-large").touch()
+
+    def release_large(self) -> None:
+        (self.folder / "hold-large").unlink(missing_ok=True)
+
     def compiling(self) -> list[int]:
         """Pids of the compile services whose compile has begun (held or not)."""
         return [int(p.name.split(".", 1)[1]) for p in self.folder.glob("compiling.*")]
