@@ -88,7 +88,7 @@ def test_a_watcher_killed_after_starting_a_run_never_starts_it_again(dinky, watc
         os.environ.update(saved)
     again = watch.once(d.url)
     assert "submitted run" not in again.stderr and "ABORT" not in again.stderr
-    assert types(gravitino, "orders_clean") == ["START", "RUNNING"]
+    assert types(gravitino, "dinky.orders_clean") == ["START", "RUNNING"]
     exactly_once(gravitino)
 
 
@@ -116,14 +116,16 @@ def test_two_nodes_on_one_shared_store_report_once_and_the_survivor_takes_over(
         time.sleep(2)  # the leader's baseline poll
         instance = c.submit(task)
         c.set_status(instance, "RUNNING")
-        wait_for(lambda: types(gravitino, "orders") == ["START", "RUNNING"], timeout=40, what="START, RUNNING")
+        wait_for(lambda: types(gravitino, "dinky.orders") == ["START", "RUNNING"], timeout=40, what="START, RUNNING")
         first = leaders(store)[0].node
         daemons.pop(first).send_signal(signal.SIGKILL)  # the leader dies without handing over
         wait_for(lambda: leaders(store)[0].node != first, timeout=10, what="the other node taking the lead")
         c.set_status(instance, "FINISHED")
-        wait_for(lambda: types(gravitino, "orders") == ["START", "RUNNING", "COMPLETE"], timeout=40, what="COMPLETE")
+        wait_for(
+            lambda: types(gravitino, "dinky.orders") == ["START", "RUNNING", "COMPLETE"], timeout=40, what="COMPLETE"
+        )
         time.sleep(3)  # more polls by the new leader: nothing is sent again
-        assert types(gravitino, "orders") == ["START", "RUNNING", "COMPLETE"]
+        assert types(gravitino, "dinky.orders") == ["START", "RUNNING", "COMPLETE"]
         exactly_once(gravitino)
     finally:
         store.close()
@@ -146,7 +148,10 @@ def test_one_process_watches_streampark_and_dinky(dinky, streampark, watch, grav
         sp.console.start(app)
         sp.console.set_state(app, RUNNING)
         wait_for(
-            lambda: jobs(gravitino) == {"from_dinky": ["START", "RUNNING"], "from_streampark": ["START", "RUNNING"]},
+            lambda: (
+                jobs(gravitino)
+                == {"dinky.from_dinky": ["START", "RUNNING"], "streampark.from_streampark": ["START", "RUNNING"]}
+            ),
             what="both platforms' runs",
         )
     finally:
@@ -165,4 +170,4 @@ def test_without_a_grant_on_dinky_history_the_task_statement_is_compiled(dinky, 
     c.set_status(c.submit(task), "RUNNING")
     result = watch.once(d.url, "--verbose")
     assert f"dinky:{task} orders_clean: no dinky_history row" in result.stderr, result.stderr
-    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
+    assert jobs(gravitino) == {"dinky.orders_clean": ["START", "RUNNING"]}

@@ -43,15 +43,15 @@ def test_history_is_replayed_once_and_the_live_watcher_neither_repeats_nor_reope
     result = watch.once(d.url, "--history", "--since", T0.date().isoformat())
     assert "history: 3 run(s) replayed" in result.stderr, result.stderr
     assert f"WARN dinky:{cdc} whole_db: not replayed: line 1: `EXECUTE CDCSOURCE demo" in result.stderr
-    assert times(gravitino, "orders") == [
+    assert times(gravitino, "dinky.orders") == [
         ("START", stamp(hours(0))),
         ("ABORT", stamp(hours(1))),
         ("START", stamp(hours(2))),
         ("COMPLETE", stamp(hours(3))),
     ]
-    runs = [run for run, _ in timeline(gravitino, "orders")]
+    runs = [run for run, _ in timeline(gravitino, "dinky.orders")]
     assert runs[0] == runs[1] != runs[2] == runs[3]
-    assert times(gravitino, "clicks") == [("START", stamp(hours(0.5))), ("RUNNING", stamp(hours(0.5)))]
+    assert times(gravitino, "dinky.clicks") == [("START", stamp(hours(0.5))), ("RUNNING", stamp(hours(0.5)))]
     sent = len(gravitino.events)
 
     again = watch.once(d.url, "--history", "--since", T0.date().isoformat())  # nothing doubled
@@ -65,11 +65,11 @@ def test_history_is_replayed_once_and_the_live_watcher_neither_repeats_nor_reope
     c.set_status(third, "RUNNING")
     watch.once(d.url)
     watch.once(d.url, "--history", "--since", T0.date().isoformat())
-    assert [t for _, t in timeline(gravitino, "orders")][4:] == ["START", "RUNNING"]
+    assert [t for _, t in timeline(gravitino, "dinky.orders")][4:] == ["START", "RUNNING"]
     clicks_instance = c.execute("SELECT MAX(id) FROM dinky_job_instance WHERE task_id = %s", (clicks,))[0][0]
     c.set_status(clicks_instance, "FINISHED")
     watch.once(d.url)
-    clicks_runs = timeline(gravitino, "clicks")
+    clicks_runs = timeline(gravitino, "dinky.clicks")
     assert [t for _, t in clicks_runs] == ["START", "RUNNING", "COMPLETE"]
     assert len({run for run, _ in clicks_runs}) == 1
     exactly_once(gravitino)

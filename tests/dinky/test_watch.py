@@ -29,8 +29,8 @@ def test_first_poll_adopts_running_jobs_and_replays_no_history(dinky, watch, gra
     result = watch.once(d.url)
     assert "Dinky 1.3.0+ (is_delete) schema" in result.stderr
     assert f"dinky:{running} orders_clean: adopted run" in result.stderr
-    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
-    assert datasets(gravitino, "orders_clean") == {(("orders", "refunds"), ("out-a",))}
+    assert jobs(gravitino) == {"dinky.orders_clean": ["START", "RUNNING"]}
+    assert datasets(gravitino, "dinky.orders_clean") == {(("orders", "refunds"), ("out-a",))}
     watch.once(d.url)  # nothing changed: nothing sent
     assert len(gravitino.events) == 2
     exactly_once(gravitino)
@@ -49,8 +49,8 @@ def test_start_running_finished_each_once_per_sink_of_a_statement_set(dinky, wat
     watch.once(d.url)
     c.set_status(instance, "FINISHED")
     watch.once(d.url)
-    children = tuple(f"clicks.default_catalog.default_database.{sink}" for sink in ("out_a", "out_b", "out_s"))
-    for job in ("clicks", *children):
+    children = tuple(f"dinky.clicks.default_catalog.default_database.{sink}" for sink in ("out_a", "out_b", "out_s"))
+    for job in ("dinky.clicks", *children):
         assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], job
     assert datasets(gravitino, children[1]) == {(("refunds",), ("dw.public.out_b",))}
     # The run id derives from the job instance's id and creation time: a history replay of it is the same run.
@@ -60,7 +60,7 @@ def test_start_running_finished_each_once_per_sink_of_a_statement_set(dinky, wat
 
     created = c.execute("SELECT create_time FROM dinky_job_instance WHERE id = %s", (instance,))[0][0]
     expected = run_id_for(f"dinky:instance={instance}", created.replace(tzinfo=UTC))
-    assert {run for run, _ in timeline(gravitino, "clicks")} == {expected}
+    assert {run for run, _ in timeline(gravitino, "dinky.clicks")} == {expected}
     exactly_once(gravitino)
 
 
@@ -84,8 +84,8 @@ def test_fragments_environment_and_dinky_statements_are_resolved_before_compilin
     watch.once(d.url)
     c.set_status(c.submit(task), "RUNNING")
     result = watch.once(d.url)
-    assert types(gravitino, "orders_union") == ["START", "RUNNING"], result.stderr
-    assert datasets(gravitino, "orders_union") == {(("orders", "refunds"), ("out-a",))}
+    assert types(gravitino, "dinky.orders_union") == ["START", "RUNNING"], result.stderr
+    assert datasets(gravitino, "dinky.orders_union") == {(("orders", "refunds"), ("out-a",))}
     assert planner.jars() == [[str(udf)]]
     assert "`ADD JAR 'rs:/jars/missing.jar'`: the jar is not readable here" in result.stderr
     facet = gravitino.events[0]["job"]["facets"]["sql"]["query"]
@@ -128,7 +128,7 @@ def test_cdcsource_and_an_unknown_variable_are_warned_and_never_reported(dinky, 
     assert f"WARN dinky:{cdc} whole_db: not reported: line 1: `EXECUTE CDCSOURCE demo WITH" in result.stderr
     assert "(Dinky's whole-database sync) decides its tables only when it runs" in result.stderr
     assert f"WARN dinky:{unknown} no_value: not reported: ${{nowhere}} has no value" in result.stderr
-    assert jobs(gravitino) == {"fine": ["START", "RUNNING"]}
+    assert jobs(gravitino) == {"dinky.fine": ["START", "RUNNING"]}
 
 
 def test_unknown_waits_out_the_grace_then_aborts_and_a_short_one_sends_nothing(dinky, watch, gravitino):
@@ -144,14 +144,14 @@ def test_unknown_waits_out_the_grace_then_aborts_and_a_short_one_sends_nothing(d
     watch.once(d.url, "--lost-grace", "60")
     c.set_status(instance, "RUNNING")  # it was running all along
     watch.once(d.url, "--lost-grace", "60")
-    assert types(gravitino, "flaky") == ["START", "RUNNING"]
+    assert types(gravitino, "dinky.flaky") == ["START", "RUNNING"]
     c.set_status(instance, "UNKNOWN")  # this time it stays
     watch.once(d.url, "--lost-grace", "0.5")
     time.sleep(0.6)
     result = watch.once(d.url, "--lost-grace", "0.5")
     assert f"dinky:{task} flaky: UNKNOWN for" in result.stderr and "ABORT event" in result.stderr
     watch.once(d.url, "--lost-grace", "0.5")
-    assert types(gravitino, "flaky") == ["START", "RUNNING", "ABORT"]  # never FAIL: the verdict is unknown
+    assert types(gravitino, "dinky.flaky") == ["START", "RUNNING", "ABORT"]  # never FAIL: the verdict is unknown
     exactly_once(gravitino)
 
 
@@ -171,7 +171,7 @@ def test_a_restart_aborts_the_open_run_and_starts_a_new_one(dinky, watch, gravit
     c.set_status(first, "CANCELED")  # the old instance's late end changes nothing
     c.set_status(second, "FAILED")
     watch.once(d.url)
-    runs = timeline(gravitino, "orders_clean")
+    runs = timeline(gravitino, "dinky.orders_clean")
     assert [t for _, t in runs] == ["START", "RUNNING", "ABORT", "START", "RUNNING", "FAIL"]
     assert runs[0][0] == runs[2][0] != runs[3][0] == runs[5][0]
     exactly_once(gravitino)
@@ -189,12 +189,12 @@ def test_a_deleted_task_or_instance_ends_nothing(dinky, watch, gravitino):
     c.delete_task(task)
     c.update("dinky_job_instance", instance, {"is_delete": True, "status": "CANCELED"})
     watch.once(d.url)
-    assert types(gravitino, "short_lived") == ["START", "RUNNING"]
+    assert types(gravitino, "dinky.short_lived") == ["START", "RUNNING"]
     again = c.submit(task)  # a new submission replaces the open run, but of a deleted task is not reported
     c.set_status(again, "RUNNING")
     result = watch.once(d.url, "--verbose")
     assert f"dinky:{task} short_lived: not reported: the task is deleted (is_delete)" in result.stderr
-    assert timeline(gravitino, "short_lived")[-1][1] == "ABORT" and len(gravitino.events) == 3
+    assert timeline(gravitino, "dinky.short_lived")[-1][1] == "ABORT" and len(gravitino.events) == 3
 
 
 def test_a_cluster_of_flink_1_16_compiles_with_1_16_and_an_unknown_version_is_warned(dinky, watch, gravitino):
@@ -216,8 +216,8 @@ def test_a_cluster_of_flink_1_16_compiles_with_1_16_and_an_unknown_version_is_wa
     result = watch.once(d.url)
     assert f"dinky:{on_116} on_1_16: submitted run (job instance" in result.stderr
     assert "Flink 1.16.3: compiling" in result.stderr
-    assert jobs(gravitino) == {"on_1_16": ["START", "RUNNING"]}, result.stderr
-    assert datasets(gravitino, "on_1_16") == {(("orders", "refunds"), ("out-a",))}
+    assert jobs(gravitino) == {"dinky.on_1_16": ["START", "RUNNING"]}, result.stderr
+    assert datasets(gravitino, "dinky.on_1_16") == {(("orders", "refunds"), ("out-a",))}
     warning = f"WARN dinky:{on_199} on_1_99: not reported: Flink 1.99.0 (cluster "
     assert result.stderr.count(warning) == 1
     assert not (planner.cache / "1.99.0").exists()
@@ -235,7 +235,7 @@ def test_wrong_password_fails_open_and_no_password_is_ever_written(dinky, watch,
     watch("--check", "--dinky-db", with_password)
     wrong = watch.once(d.url, PLANLINEAGE_DINKY_PASSWORD="FAKE-wrong-password")
     assert "cannot connect to the Dinky database" in wrong.stderr and "FAKE-wrong-password" not in wrong.stderr
-    assert types(gravitino, "secretive") == ["START", "RUNNING"]
+    assert types(gravitino, "dinky.secretive") == ["START", "RUNNING"]
     assert WATCH_PASSWORD not in watch.everything_written()
     assert all(WATCH_PASSWORD.encode() not in r.body for r in gravitino.requests)
 
@@ -250,14 +250,16 @@ def test_database_down_mid_watch_and_back(dinky, watch, gravitino):
         wait_for(lambda: "schema" in watch.log.read_text(), what="the first poll")
         instance = c.submit(task)
         c.set_status(instance, "RUNNING")
-        wait_for(lambda: types(gravitino, "steady") == ["START", "RUNNING"], what="START, RUNNING")
+        wait_for(lambda: types(gravitino, "dinky.steady") == ["START", "RUNNING"], what="START, RUNNING")
         c.close()
         d.server.stop()
         wait_for(lambda: "retrying with backoff" in watch.log.read_text(), what="the outage line")
         d.server.start()
         c.conn = d.server.admin(d.database)
         c.set_status(instance, "FINISHED")
-        wait_for(lambda: types(gravitino, "steady")[-1:] == ["COMPLETE"], timeout=40, what="COMPLETE after the outage")
+        wait_for(
+            lambda: types(gravitino, "dinky.steady")[-1:] == ["COMPLETE"], timeout=40, what="COMPLETE after the outage"
+        )
         wait_for(lambda: "the Dinky database is readable again" in watch.log.read_text(), what="the recovery line")
     finally:
         code = watch.stop(daemon)
@@ -265,7 +267,7 @@ def test_database_down_mid_watch_and_back(dinky, watch, gravitino):
     log = watch.log.read_text()
     assert log.count("retrying with backoff") == 1, log
     assert log.count(f"dinky:{task} steady: RUNNING -> FINISHED: COMPLETE event") == 1, log
-    assert types(gravitino, "steady") == ["START", "RUNNING", "COMPLETE"]
+    assert types(gravitino, "dinky.steady") == ["START", "RUNNING", "COMPLETE"]
     exactly_once(gravitino)
 
 
@@ -287,9 +289,12 @@ def test_a_job_that_also_runs_the_flink_listener_is_reported_on_the_listeners_jo
     for task in (listened, plain):
         c.set_status(c.submit(task), "RUNNING")
     watch.once(d.url)
-    assert jobs(gravitino) == {"orders-union": ["START", "RUNNING"], "orders_copy": ["START", "RUNNING"]}
+    assert jobs(gravitino) == {"orders-union": ["START", "RUNNING"], "dinky.orders_copy": ["START", "RUNNING"]}
     namespaces = {e["job"]["name"]: e["job"]["namespace"] for e in gravitino.events}
-    assert namespaces == {"orders-union": "flink-prod", "orders_copy": "planlineage"}
+    assert namespaces == {
+        "orders-union": "flink-prod",
+        "dinky.orders_copy": "planlineage",
+    }  # the listener's job: no prefix
     c.set_status(c.execute("SELECT MAX(id) FROM dinky_job_instance WHERE task_id = %s", (listened,))[0][0], "FINISHED")
     watch.once(d.url)
     assert types(gravitino, "orders-union") == ["START", "RUNNING", "COMPLETE"]

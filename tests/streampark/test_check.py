@@ -103,13 +103,13 @@ def test_without_a_readable_operation_log_a_new_job_id_starts_the_run(streampark
     c.set_state(app, RUNNING)
     watch.once(sp.url)
     watch.once(sp.url)
-    assert jobs(gravitino) == {"no_log": ["START", "RUNNING"]}
+    assert jobs(gravitino) == {"streampark.no_log": ["START", "RUNNING"]}
     server.grant_select(sp.database, ["t_app_log"])  # readable now: started at its newest row, no replay
     c.start(app)
     c.set_state(app, FINISHED)
     watch.once(sp.url)
     watch.once(sp.url)
-    assert jobs(gravitino) == {"no_log": ["START", "RUNNING", "ABORT", "START", "COMPLETE"]}
+    assert jobs(gravitino) == {"streampark.no_log": ["START", "RUNNING", "ABORT", "START", "COMPLETE"]}
     exactly_once(gravitino)
 
 

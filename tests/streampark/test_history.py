@@ -43,15 +43,15 @@ def test_history_is_replayed_once_with_original_times_and_the_live_watcher_conti
 
     first = watch.once(sp.url, "--history")
     assert "history: 3 run(s) replayed" in first.stderr, first.stderr
-    assert times(gravitino, "orders") == [
+    assert times(gravitino, "streampark.orders") == [
         ("START", stamp(hours(0))),
         ("ABORT", stamp(hours(1))),
         ("START", stamp(hours(2))),
         ("COMPLETE", stamp(hours(3))),
     ]
-    runs = [run for run, _ in timeline(gravitino, "orders")]
+    runs = [run for run, _ in timeline(gravitino, "streampark.orders")]
     assert runs[0] == runs[1] != runs[2] == runs[3]
-    clicks_events = [e for e in gravitino.events if e["job"]["name"].startswith("clicks")]
+    clicks_events = [e for e in gravitino.events if e["job"]["name"].startswith("streampark.clicks")]
     assert {(e["eventType"], e["eventTime"]) for e in clicks_events} == {
         ("START", stamp(hours(0.5))),
         ("RUNNING", stamp(hours(0.5))),
@@ -67,10 +67,10 @@ def test_history_is_replayed_once_with_original_times_and_the_live_watcher_conti
     assert len(gravitino.events) == sent
     c.set_state(clicks, FINISHED)
     watch.once(sp.url)
-    ends = [e for e in gravitino.events[sent:] if e["job"]["name"].startswith("clicks")]
+    ends = [e for e in gravitino.events[sent:] if e["job"]["name"].startswith("streampark.clicks")]
     assert ends and {e["eventType"] for e in ends} == {"COMPLETE"}
-    replayed_run = {e["run"]["runId"] for e in clicks_events if e["job"]["name"] == "clicks"}
-    assert {e["run"]["runId"] for e in ends if e["job"]["name"] == "clicks"} == replayed_run
+    replayed_run = {e["run"]["runId"] for e in clicks_events if e["job"]["name"] == "streampark.clicks"}
+    assert {e["run"]["runId"] for e in ends if e["job"]["name"] == "streampark.clicks"} == replayed_run
     exactly_once(gravitino)
 
 
@@ -91,20 +91,20 @@ def test_history_since_and_the_sql_version_effective_at_each_start(streampark, w
 
     since = (T0 + timedelta(days=1)).strftime("%Y-%m-%d")
     watch.once(sp.url, "--history", "--since", since)
-    assert times(gravitino, "orders") == [("START", stamp(hours(25))), ("COMPLETE", stamp(hours(26)))]
-    assert times(gravitino, "old_job") == []  # started before --since
-    assert {outputs for _, outputs in datasets(gravitino, "orders")} == {("dw.public.out_b",)}
+    assert times(gravitino, "streampark.orders") == [("START", stamp(hours(25))), ("COMPLETE", stamp(hours(26)))]
+    assert times(gravitino, "streampark.old_job") == []  # started before --since
+    assert {outputs for _, outputs in datasets(gravitino, "streampark.orders")} == {("dw.public.out_b",)}
 
     sent = len(gravitino.events)
     watch.once(sp.url, "--history")  # the earlier runs now, with the version effective then
     new = gravitino.events[sent:]
     assert sorted((e["job"]["name"], e["eventType"], e["eventTime"]) for e in new) == [
-        ("old_job", "ABORT", stamp(hours(2))),
-        ("old_job", "START", stamp(hours(0))),
-        ("orders", "ABORT", stamp(hours(1))),
-        ("orders", "START", stamp(hours(0))),
+        ("streampark.old_job", "ABORT", stamp(hours(2))),
+        ("streampark.old_job", "START", stamp(hours(0))),
+        ("streampark.orders", "ABORT", stamp(hours(1))),
+        ("streampark.orders", "START", stamp(hours(0))),
     ]
-    first_run = {tuple(d["name"] for d in e["outputs"]) for e in new if e["job"]["name"] == "orders"}
+    first_run = {tuple(d["name"] for d in e["outputs"]) for e in new if e["job"]["name"] == "streampark.orders"}
     assert first_run == {("out-a",)}  # version 1's sink (a Kafka topic), not version 2's
     exactly_once(gravitino)
 
@@ -143,12 +143,14 @@ def test_history_is_bounded_by_a_cap_per_invocation_and_a_rate(streampark, watch
 
     capped = watch.once(sp.url, "--history", PLANLINEAGE_LINEAGE_HISTORY_MAX_RUNS="1")
     assert "3 older run(s) over lineage.history-max-runs" in capped.stderr, capped.stderr
-    assert times(gravitino, "orders") == [("START", stamp(hours(0))), ("ABORT", stamp(hours(1)))]
+    assert times(gravitino, "streampark.orders") == [("START", stamp(hours(0))), ("ABORT", stamp(hours(1)))]
     assert waits == []  # the first run of an invocation goes at once
 
     rest = watch.once(sp.url, "--history", PLANLINEAGE_LINEAGE_HISTORY_RATE="0.5")  # one run per 2 s
     assert "history: 3 run(s) replayed" in rest.stderr, rest.stderr
-    assert [when for t, when in times(gravitino, "orders") if t == "START"] == [stamp(hours(h)) for h in (0, 2, 4, 6)]
+    assert [when for t, when in times(gravitino, "streampark.orders") if t == "START"] == [
+        stamp(hours(h)) for h in (0, 2, 4, 6)
+    ]
     # paced: the 2nd run 2 s after the 1st began, the 3rd 2 s later (less the time each took)
     assert len(waits) == 2 and 0.5 < waits[0] <= 2 and 1.5 < waits[1] - waits[0] <= 2, waits
     exactly_once(gravitino)
@@ -163,6 +165,6 @@ def test_history_of_a_2_1_install_reads_t_flink_log_option_time(streampark, watc
     c.start(app, at=hours(0))
     c.cancel(app, at=hours(1))
     watch.once(sp.url, "--history", "--streampark-timezone", "Asia/Shanghai")  # UTC+8 wall times
-    assert times(gravitino, "orders") == [("START", stamp(hours(-8))), ("ABORT", stamp(hours(-7)))]
+    assert times(gravitino, "streampark.orders") == [("START", stamp(hours(-8))), ("ABORT", stamp(hours(-7)))]
     watch.once(sp.url, "--history")
     assert len(gravitino.events) == 2

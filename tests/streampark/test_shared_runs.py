@@ -101,8 +101,11 @@ def test_own_mode_and_a_job_without_the_listener_keep_planlineages_job(streampar
     c.start(plain, JOB_ID, at=FLINK_STARTED)
     c.set_state(plain, RUNNING)
     watch.once(sp.url)
-    assert {e["job"]["namespace"] for e in _of(gravitino, "orders_union")} == {"planlineage"}
-    assert listener_run_id(JOB_ID, FLINK_MILLIS) not in {run for run, _ in timeline(gravitino, "orders_union")}
+    assert {e["job"]["namespace"] for e in _of(gravitino, "streampark.orders_union")} == {"planlineage"}
+    assert listener_run_id(JOB_ID, FLINK_MILLIS) not in {
+        run for run, _ in timeline(gravitino, "streampark.orders_union")
+    }
+    assert "orders_union" not in jobs(gravitino)  # the listener's job is its alone: no prefix, no second node
 
 
 def test_a_held_start_of_a_job_that_fails_is_started_with_its_failure(streampark, watch, gravitino):

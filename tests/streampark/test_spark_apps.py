@@ -32,7 +32,7 @@ def children(job: str) -> tuple[str, str]:
     return f"{job}.spark_catalog.reporting.daily", f"{job}.crm_out"
 
 
-TARGETS = children("nightly")
+TARGETS = children("streampark.nightly")
 DAILY = (("postgres://pg.prod:5432 shop.public.orders", "s3://lake raw/clicks"), ("s3://lake reporting/daily",))
 CRM = (("hdfs://nn:8020 /in/accounts.csv",), ("mysql://mysql.prod:3306 crm.accounts",))
 
@@ -67,7 +67,7 @@ def test_a_spark_sql_app_runs_start_running_complete_per_target(streampark, watc
     c.spark_state(app, SPARK_FINISHED)
     watch.once(sp.url, "--timeout", "240")
 
-    for job in ("nightly", *TARGETS):
+    for job in ("streampark.nightly", *TARGETS):
         assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], (job, watch.outputs)
         assert len({run for run, _ in timeline(gravitino, job)}) == 1
     assert named_datasets(gravitino, TARGETS[0]) == {DAILY}
@@ -118,7 +118,9 @@ def test_listener_covered_jar_and_unsupported_apps_are_never_reported(streampark
     assert warning in result.stderr and "(3.5, 4.0)" in result.stderr
     c.spark_state(apps["old_spark"], SPARK_FINISHED)
     watch.once(sp.url, "--timeout", "240")
-    assert jobs(gravitino) == {job: ["START", "RUNNING"] for job in ("reported", *children("reported"))}
+    assert jobs(gravitino) == {
+        job: ["START", "RUNNING"] for job in ("streampark.reported", *children("streampark.reported"))
+    }
 
     check = watch("--check", "--streampark-db", sp.url)
     assert f"not reported: spark:{apps['by_defaults']} by_defaults: its lineage comes from" in check.stdout
@@ -163,7 +165,7 @@ def test_failed_stopped_killed_and_restarted_runs(streampark, watch, gravitino):
         "START", "RUNNING",
     ], watch.outputs  # fmt: skip
     assert len({run for run, _ in runs}) == 5
-    assert types(gravitino, "nightly") == [t for _, t in runs]
+    assert types(gravitino, "streampark.nightly") == [t for _, t in runs]
     exactly_once(gravitino)
 
 
@@ -190,11 +192,13 @@ def test_a_long_running_watcher_compiles_again_after_its_compile_service_ended_i
     try:
         wait_for(lambda: "schema" in watch.log.read_text(), what="the first poll")
         started(c, app)
-        wait_for(lambda: types(gravitino, "nightly") == ["START", "RUNNING"], timeout=240, what="the first run")
+        wait_for(
+            lambda: types(gravitino, "streampark.nightly") == ["START", "RUNNING"], timeout=240, what="the first run"
+        )
         wait_for(lambda: not _service_alive(watch.home), timeout=60, what="the compile service's idle end")
         started(c, app)
         wait_for(
-            lambda: types(gravitino, "nightly") == ["START", "RUNNING", "ABORT", "START", "RUNNING"],
+            lambda: types(gravitino, "streampark.nightly") == ["START", "RUNNING", "ABORT", "START", "RUNNING"],
             timeout=240,
             what="the second run, compiled by a new service",
         )

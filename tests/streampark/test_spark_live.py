@@ -68,17 +68,17 @@ def test_spark_sql_apps_through_a_watched_streampark(streampark, watch, gravitin
     c.spark_state(export, SPARK_FAILED)
     watch.once(sp.url, "--timeout", "120")
 
-    targets = ("nightly.spark_catalog.reporting.daily", "nightly.crm_out")
+    targets = ("streampark.nightly.spark_catalog.reporting.daily", "streampark.nightly.crm_out")
     assert jobs(gravitino) == {
-        "nightly": ["START", "RUNNING", "COMPLETE"],
+        "streampark.nightly": ["START", "RUNNING", "COMPLETE"],
         targets[0]: ["START", "RUNNING", "COMPLETE"],
         targets[1]: ["START", "RUNNING", "COMPLETE"],
-        "export": ["START", "RUNNING", "FAIL"],  # one target: the job itself carries it
+        "streampark.export": ["START", "RUNNING", "FAIL"],  # one target: the job itself carries it
     }, watch.outputs
     assert named_datasets(gravitino, targets[0]) == {DAILY}
     assert named_datasets(gravitino, targets[1]) == {CRM}
-    assert named_datasets(gravitino, "export") == {(("s3://lake landing/orders",), ("gs://exports orders",))}
-    assert types(gravitino, "nightly") == ["START", "RUNNING", "COMPLETE"]
+    assert named_datasets(gravitino, "streampark.export") == {(("s3://lake landing/orders",), ("gs://exports orders",))}
+    assert types(gravitino, "streampark.nightly") == ["START", "RUNNING", "COMPLETE"]
     for event in gravitino.events:
         engine = event["run"]["facets"]["processing_engine"]
         assert engine["name"] == "spark" and engine["version"] == provisioned.spark.version  # the env's line

@@ -51,16 +51,16 @@ def test_two_watchers_on_one_shared_store_report_once_and_the_survivor_takes_ove
         time.sleep(2 * INTERVAL)  # the leader's baseline poll
         c.start(app)
         c.set_state(app, RUNNING)
-        wait_for(lambda: types(gravitino, "orders") == ["START", "RUNNING"], what="START, RUNNING")
+        wait_for(lambda: types(gravitino, "streampark.orders") == ["START", "RUNNING"], what="START, RUNNING")
         first = leaders(store)[0].node
         daemons.pop(first).send_signal(signal.SIGKILL)  # the leader dies without handing over
         killed = time.monotonic()
         wait_for(lambda: leaders(store)[0].node != first, timeout=10, what="the other node taking the lead")
         assert time.monotonic() - killed <= 2 * INTERVAL + 1.0  # 2 intervals, plus a poll's own time
         c.set_state(app, FINISHED)
-        wait_for(lambda: types(gravitino, "orders") == ["START", "RUNNING", "COMPLETE"], what="COMPLETE")
+        wait_for(lambda: types(gravitino, "streampark.orders") == ["START", "RUNNING", "COMPLETE"], what="COMPLETE")
         time.sleep(3 * INTERVAL)  # more polls by the new leader: nothing is sent again
-        assert types(gravitino, "orders") == ["START", "RUNNING", "COMPLETE"]
+        assert types(gravitino, "streampark.orders") == ["START", "RUNNING", "COMPLETE"]
         exactly_once(gravitino)
     finally:
         store.close()

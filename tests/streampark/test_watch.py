@@ -51,8 +51,8 @@ def test_first_start_adopts_running_apps_and_replays_no_history(streampark, watc
 
     result = watch.once(sp.url)
     assert f"flink:{running} orders_clean: adopted run, Flink 1.20.0" in result.stderr
-    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
-    assert datasets(gravitino, "orders_clean") == {(("orders",), ("orders_clean",))}
+    assert jobs(gravitino) == {"streampark.orders_clean": ["START", "RUNNING"]}
+    assert datasets(gravitino, "streampark.orders_clean") == {(("orders",), ("orders_clean",))}
     assert gravitino.events[0]["job"]["namespace"] == "planlineage"
 
     again = watch.once(sp.url)  # nothing changed: nothing sent
@@ -71,8 +71,8 @@ def test_variables_are_substituted_as_the_console_does_at_start(streampark, watc
     c.start(app)
     c.set_state(app, RUNNING)
     watch.once(sp.url)
-    assert types(gravitino, "payments_clean") == ["START", "RUNNING"]
-    assert datasets(gravitino, "payments_clean") == {(("payments",), ("payments_clean",))}
+    assert types(gravitino, "streampark.payments_clean") == ["START", "RUNNING"]
+    assert datasets(gravitino, "streampark.payments_clean") == {(("payments",), ("payments_clean",))}
     facet = gravitino.events[0]["job"]["facets"]["sql"]["query"]
     assert facet.startswith("INSERT INTO") and "${topic_in}" not in facet  # the job's own statement (issue #37)
 
@@ -118,8 +118,10 @@ def test_start_running_finished_each_exactly_once_per_sink(streampark, watch, gr
     c.set_state(app, FINISHED)
     watch.once(sp.url)
 
-    children = tuple(f"clicks.default_catalog.default_database.{sink}" for sink in ("out_a", "out_b", "out_s"))
-    for job in ("clicks", *children):
+    children = tuple(
+        f"streampark.clicks.default_catalog.default_database.{sink}" for sink in ("out_a", "out_b", "out_s")
+    )
+    for job in ("streampark.clicks", *children):
         assert types(gravitino, job) == ["START", "RUNNING", "COMPLETE"], job
         assert len({run for run, _ in timeline(gravitino, job)}) == 1
     assert datasets(gravitino, children[0]) == {(("orders",), ("out-a",))}  # from the recorded plan
@@ -141,10 +143,10 @@ def test_apps_of_flink_1_16_compile_with_1_16_and_of_1_14_are_read_from_the_text
         c.start(app)
         c.set_state(app, RUNNING)
     result = watch.once(sp.url)
-    assert types(gravitino, "on_1_16") == ["START", "RUNNING"]
-    assert datasets(gravitino, "on_1_16") == {(("orders", "refunds"), ("out-a",))}  # the recorded 1.16 plan
-    assert types(gravitino, "on_1_14") == ["START", "RUNNING"]
-    assert datasets(gravitino, "on_1_14") == {(("clicks",), ("clicks_clean",))}
+    assert types(gravitino, "streampark.on_1_16") == ["START", "RUNNING"]
+    assert datasets(gravitino, "streampark.on_1_16") == {(("orders", "refunds"), ("out-a",))}  # the recorded 1.16 plan
+    assert types(gravitino, "streampark.on_1_14") == ["START", "RUNNING"]
+    assert datasets(gravitino, "streampark.on_1_14") == {(("clicks",), ("clicks_clean",))}
     assert (
         f"WARN flink:{on_114} on_1_14: Flink 1.14.6 has no CompiledPlan (it arrived in Flink 1.15): its lineage is "
         'the tables its SQL names, read from the text ("method": "static", no column lineage)'
@@ -166,8 +168,8 @@ def test_start_and_fail_between_two_polls_still_sends_start_then_fail(streampark
     c.starting(refused)
     c.submit_failed(refused)  # START row with success 0: no job ran, nothing to report
     watch.once(sp.url)
-    assert jobs(gravitino) == {"orders_clean": ["START", "FAIL"]}
-    assert datasets(gravitino, "orders_clean") == {(("orders", "refunds"), ("out-a",))}
+    assert jobs(gravitino) == {"streampark.orders_clean": ["START", "FAIL"]}
+    assert datasets(gravitino, "streampark.orders_clean") == {(("orders", "refunds"), ("out-a",))}
     exactly_once(gravitino)
 
 
@@ -189,12 +191,15 @@ def test_restart_is_a_new_run_and_the_unfinished_one_is_aborted(streampark, watc
     # RUNNING before and after: the new run's RUNNING event is said without a made-up transition
     assert f"flink:{app} orders_clean: RUNNING: RUNNING event" in result.stderr
     assert not re.search(r"\b([A-Z_]+) -> \1\b", "\n".join(watch.outputs)), watch.outputs
-    runs = timeline(gravitino, "orders_clean")
+    runs = timeline(gravitino, "streampark.orders_clean")
     assert [t for _, t in runs] == ["START", "RUNNING", "ABORT", "START", "RUNNING"]
     assert runs[0][0] == runs[1][0] == runs[2][0] != runs[3][0] == runs[4][0]
     c.cancel(app)
     watch.once(sp.url)
-    assert types(gravitino, "orders_clean")[-1] == "ABORT" and timeline(gravitino, "orders_clean")[-1][0] == runs[3][0]
+    assert (
+        types(gravitino, "streampark.orders_clean")[-1] == "ABORT"
+        and timeline(gravitino, "streampark.orders_clean")[-1][0] == runs[3][0]
+    )
     exactly_once(gravitino)
 
 
@@ -210,7 +215,7 @@ def test_lineage_enable_is_honoured_and_streampark_own_reporting_is_not_doubled(
         c.start(app)
         c.set_state(app, RUNNING)
     result = watch.once(sp.url, "--apps", "all", "--verbose")
-    assert jobs(gravitino) == {"flagged": ["START", "RUNNING"]}
+    assert jobs(gravitino) == {"streampark.flagged": ["START", "RUNNING"]}
     assert f"flink:{plain} plain: not reported: lineage_enable is off in StreamPark" in result.stderr
 
     c.setting("lineage.gravitino.address", "http://gravitino:8090")  # StreamPark now reports by itself
@@ -221,7 +226,10 @@ def test_lineage_enable_is_honoured_and_streampark_own_reporting_is_not_doubled(
     c.set_state(on_k8s, RUNNING)
     result = watch.once(sp.url)
     assert "StreamPark reports lineage itself" in result.stderr
-    assert jobs(gravitino) == {"flagged": ["START", "RUNNING", "ABORT"], "on_k8s": ["START", "RUNNING"]}
+    assert jobs(gravitino) == {
+        "streampark.flagged": ["START", "RUNNING", "ABORT"],
+        "streampark.on_k8s": ["START", "RUNNING"],
+    }
     exactly_once(gravitino)
 
 
@@ -237,7 +245,7 @@ def test_schema_of_2_1_x(streampark, watch, gravitino):
     watch.once(sp.url)
     c.set_state(app, CANCELED)
     watch.once(sp.url)
-    assert jobs(gravitino) == {"legacy": ["START", "RUNNING", "ABORT"]}
+    assert jobs(gravitino) == {"streampark.legacy": ["START", "RUNNING", "ABORT"]}
     exactly_once(gravitino)
 
 
@@ -254,16 +262,16 @@ def test_lost_shorter_than_the_grace_period_sends_nothing(streampark, watch, gra
     watch.once(sp.url, "--lost-grace", "60")
     c.set_state(app, RUNNING)  # it was alive all along
     watch.once(sp.url, "--lost-grace", "60")
-    assert types(gravitino, "flaky") == ["START", "RUNNING"]
+    assert types(gravitino, "streampark.flaky") == ["START", "RUNNING"]
 
     c.set_state(app, LOST)  # this time it stays LOST past the grace period
     watch.once(sp.url, "--lost-grace", "0.5")
-    assert types(gravitino, "flaky") == ["START", "RUNNING"]
+    assert types(gravitino, "streampark.flaky") == ["START", "RUNNING"]
     time.sleep(0.6)
     result = watch.once(sp.url, "--lost-grace", "0.5")
     assert f"flink:{app} flaky: LOST: FAIL event" in result.stderr  # LOST since the last poll
     watch.once(sp.url, "--lost-grace", "0.5")
-    assert types(gravitino, "flaky") == ["START", "RUNNING", "FAIL"]
+    assert types(gravitino, "streampark.flaky") == ["START", "RUNNING", "FAIL"]
     exactly_once(gravitino)
 
 
@@ -277,14 +285,18 @@ def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
         wait_for(lambda: "schema" in watch.log.read_text(), what="the first poll")
         c.start(app)
         c.set_state(app, RUNNING)
-        wait_for(lambda: types(gravitino, "steady") == ["START", "RUNNING"], what="START, RUNNING")
+        wait_for(lambda: types(gravitino, "streampark.steady") == ["START", "RUNNING"], what="START, RUNNING")
         c.close()
         sp.server.stop()
         wait_for(lambda: "retrying with backoff" in watch.log.read_text(), what="the outage line")
         sp.server.start()
         c.conn = sp.server.admin(sp.database)
         c.set_state(app, FINISHED)
-        wait_for(lambda: types(gravitino, "steady")[-1:] == ["COMPLETE"], timeout=40, what="COMPLETE after the outage")
+        wait_for(
+            lambda: types(gravitino, "streampark.steady")[-1:] == ["COMPLETE"],
+            timeout=40,
+            what="COMPLETE after the outage",
+        )
         wait_for(lambda: "readable again" in watch.log.read_text(), what="the recovery line")
     finally:
         code = watch.stop(daemon)
@@ -294,7 +306,7 @@ def test_database_down_mid_watch_and_back(streampark, watch, gravitino):
     for line in (f"flink:{app} steady: logged run", "RUNNING: RUNNING event",
                  f"flink:{app} steady: RUNNING -> FINISHED: COMPLETE event"):  # fmt: skip
         assert log.count(line) == 1, log  # one line per reported transition
-    assert types(gravitino, "steady") == ["START", "RUNNING", "COMPLETE"]
+    assert types(gravitino, "streampark.steady") == ["START", "RUNNING", "COMPLETE"]
     exactly_once(gravitino)
 
 
@@ -320,7 +332,7 @@ def test_a_backend_that_hangs_never_lengthens_a_poll(streampark, watch, gravitin
     c.start(app)
     c.set_state(app, RUNNING)
     watch.once(sp.url)
-    assert types(gravitino, "steady") == ["START", "RUNNING"]
+    assert types(gravitino, "streampark.steady") == ["START", "RUNNING"]
 
     store = open_store()
     watcher = Watcher(url.parse(sp.url, password=WATCH_PASSWORD), store, Settings(store), say=lambda _: None)
@@ -346,7 +358,9 @@ def test_a_backend_that_hangs_never_lengthens_a_poll(streampark, watch, gravitin
     assert any(r["last_event"] == "ABORT" for r in store.rows("SELECT last_event FROM runs"))  # recorded
     gravitino.delay = 0.0
     watch.once(sp.url)
-    assert types(gravitino, "steady")[:2] == ["START", "RUNNING"] and "ABORT" in types(gravitino, "steady")
+    assert types(gravitino, "streampark.steady")[:2] == ["START", "RUNNING"] and "ABORT" in types(
+        gravitino, "streampark.steady"
+    )
 
 
 def test_the_database_password_appears_in_no_output(streampark, watch, gravitino, server):
@@ -362,7 +376,7 @@ def test_the_database_password_appears_in_no_output(streampark, watch, gravitino
     watch("--check", "--streampark-db", with_password)
     wrong = watch.once(sp.url, PLANLINEAGE_STREAMPARK_PASSWORD="FAKE-wrong-password")  # fail-open: exit 0
     assert "cannot connect" in wrong.stderr and "FAKE-wrong-password" not in wrong.stderr
-    assert types(gravitino, "secretive") == ["START", "RUNNING"]
+    assert types(gravitino, "streampark.secretive") == ["START", "RUNNING"]
     assert WATCH_PASSWORD not in watch.everything_written()
     assert all(WATCH_PASSWORD.encode() not in r.body for r in gravitino.requests)
 
@@ -405,7 +419,7 @@ def test_a_compile_that_cannot_be_queued_drops_its_run_with_a_warning(streampark
     c.start(app)
     c.set_state(app, RUNNING)
     again = watch.once(sp.url)
-    assert types(gravitino, "orders") == ["START", "RUNNING"], again.stderr
+    assert types(gravitino, "streampark.orders") == ["START", "RUNNING"], again.stderr
 
 
 def test_a_watcher_killed_mid_poll_does_not_start_the_same_run_again(streampark, watch, gravitino, monkeypatch):
@@ -428,10 +442,10 @@ def test_a_watcher_killed_mid_poll_does_not_start_the_same_run_again(streampark,
     except SystemExit:
         pass
     monkeypatch.undo()
-    wait_for(lambda: types(gravitino, "orders_clean") == ["START", "RUNNING"], what="the run's own delivery")
+    wait_for(lambda: types(gravitino, "streampark.orders_clean") == ["START", "RUNNING"], what="the run's own delivery")
     watch.once(sp.url)  # the same START row again: the run it started is not started twice
     watch.once(sp.url)
-    assert types(gravitino, "orders_clean") == ["START", "RUNNING"]
+    assert types(gravitino, "streampark.orders_clean") == ["START", "RUNNING"]
     exactly_once(gravitino)
 
 
@@ -452,7 +466,7 @@ def test_apps_option_without_a_lineage_enable_column(streampark, watch, gravitin
         c.start(app)
         c.set_state(app, RUNNING)
     watch.once(sp.url, "--apps", str(listed))  # a bare id is a Flink app
-    assert jobs(gravitino) == {"listed": ["START", "RUNNING"]}
+    assert jobs(gravitino) == {"streampark.listed": ["START", "RUNNING"]}
     exactly_once(gravitino)
 
 
@@ -494,7 +508,7 @@ def test_a_bomb_row_and_200k_placeholders_are_skipped_with_a_warning_and_the_oth
         f"WARN flink:{many} many_vars: not reported: its script with ${{variables}} substituted is longer than "
         "8 MiB characters, the watcher's limit" in result.stderr
     )
-    assert jobs(gravitino) == {"orders_clean": ["START", "RUNNING"]}
+    assert jobs(gravitino) == {"streampark.orders_clean": ["START", "RUNNING"]}
     assert seconds < 60 and peak < 48 << 20, (seconds, peak)  # 40 MiB inflated, twice, before the limit
     exactly_once(gravitino)
 
@@ -541,7 +555,9 @@ def test_adopting_many_apps_reads_their_rows_once_per_kind_not_once_per_app(stre
     started = [e for e in gravitino.events if e["eventType"] == "START"]
     assert len(started) == 12
     queries = {e["job"]["name"]: e["job"]["facets"]["sql"]["query"] for e in started}
-    assert "-- owner team_a_sink" in queries["app_0"] and "-- owner team_b_sink" in queries["app_1"]  # its team's
+    assert (
+        "-- owner team_a_sink" in queries["streampark.app_0"] and "-- owner team_b_sink" in queries["streampark.app_1"]
+    )  # its team's
     exactly_once(gravitino)
 
 
