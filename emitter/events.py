@@ -6,7 +6,10 @@ A submission with one sink is one OpenLineage job named ``<job name>``: its run 
 submission's run id, its inputs are the tables the sink reads and its outputs the sink's datasets.
 
 A submission with N sinks (a STATEMENT SET) is N child jobs named ``<job name>.<sink table>``,
-each carrying only its own inputs and outputs, plus the parent job ``<job name>``.  Reporting the
+each carrying only its own inputs and outputs, plus the parent job ``<job name>``. A Spark job is
+laid out so even with one target (a parent ``APPLICATION`` and one ``SQL_JOB`` child), because
+openlineage-spark's SQL jobs always have their application's run as parent and backends rely on
+it (Data.Rentgen's Spark extractor fails on a ``SQL_JOB`` without one).  Reporting the
 whole submission as one job would make a backend connect every input to every output (N x M
 edges) although each INSERT only reads its own sources.
 
@@ -176,7 +179,8 @@ def _group_sinks(lineage: JobLineage) -> dict[str, list[SinkLineage]]:
 def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJob]:
     """The OpenLineage jobs of one submission, parent first (see the module docstring)."""
     groups = _group_sinks(lineage)
-    child_id = legacy_child_run_id if lineage.child_run_ids == "uuid5" else child_run_id
+    legacy = lineage.child_run_ids == "uuid5"
+    child_id = legacy_child_run_id if legacy else child_run_id
 
     def job_for(name: str, rid: str, sinks: list[SinkLineage], child: bool) -> PlannedJob:
         inputs, in_schemas = _dedupe(
@@ -204,7 +208,10 @@ def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJo
             else None,
         )
 
-    if len(groups) <= 1:
+    # openlineage-spark's SQL_JOB always hangs off its application's run (Data.Rentgen's consumer
+    # fails on one without a parent): a Spark job with one target is a parent and one child too.
+    spark_children = lineage.engine == "spark" and not legacy and len(groups) == 1
+    if len(groups) <= 1 and not spark_children:
         sinks = next(iter(groups.values()), [])
         return [job_for(job_name, run_id, sinks, False)]
     jobs = [PlannedJob(job_name, run_id, is_parent=True)]

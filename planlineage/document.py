@@ -126,17 +126,18 @@ class JobLineage(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     # What was compiled through a stand-in because its jar was missing (absent when nothing was).
     stand_ins: list[StandIn] = Field(default_factory=list)
-    # How the child runs of a job with several sink tables (a STATEMENT SET) are numbered:
-    # "uuid7" (planlineage.emitter.run_ids.child_run_id) since backends reject anything but a
-    # UUIDv7; "uuid5" for a run whose START was built by an older planlineage (its stored document
-    # has no such key: see `stored`), so that its later events meet that START.
+    # How the child runs of a job with child jobs (several sink tables, a STATEMENT SET; any
+    # Spark job's targets) are numbered and laid out: "uuid7" (planlineage.emitter.run_ids.
+    # child_run_id) since backends reject anything but a UUIDv7; "uuid5" for a run whose START was
+    # built by an older planlineage (its stored document has no such key: see `stored`): its later
+    # events keep that START's ids and jobs (a Spark job with one target: one job, no parent).
     child_run_ids: Literal["uuid5", "uuid7"] = "uuid7"
 
     @classmethod
     def stored(cls, data: dict) -> JobLineage:
         """A document read back from the state store. One stored by a release before
-        `child_run_ids` existed had its children's STARTs built with uuid5 ids."""
-        if len({sink.get("table") for sink in data.get("sinks") or []}) > 1:
+        `child_run_ids` existed had its children's STARTs built the older way."""
+        if "child_run_ids" not in data and _has_child_jobs(data.get("sinks") or [], bool(data.get("spark_version"))):
             data = {"child_run_ids": "uuid5", **data}
         return cls.model_validate(data)
 
@@ -154,9 +155,16 @@ class JobLineage(BaseModel):
                 data.pop(key, None)
         if not self.stand_ins:
             data.pop("stand_ins", None)
-        if len({sink.table for sink in self.sinks}) <= 1:
+        if not _has_child_jobs(data.get("sinks") or [], self.engine == "spark"):
             data.pop("child_run_ids", None)  # no child runs: nothing to number
         return data
 
     def to_json_dict(self) -> dict:
         return self.model_dump(by_alias=True, mode="json")
+
+
+def _has_child_jobs(sinks: list[dict], spark: bool) -> bool:
+    """Whether the events of a document have child jobs: several sink tables, or any Spark target
+    (openlineage-spark's SQL_JOB always hangs off its application's run)."""
+    tables = {sink.get("table") for sink in sinks}
+    return len(tables) > 1 or (spark and len(tables) == 1)

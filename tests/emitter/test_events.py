@@ -298,9 +298,22 @@ def test_spark_jobs_are_sql_jobs_under_an_application_parent():
     assert {c["job"]["facets"]["jobType"]["jobType"] for c in children} == {"SQL_JOB"}
     assert {e["job"]["facets"]["jobType"]["integration"] for e in (parent, *children)} == {"SPARK"}
     assert parent["run"]["facets"]["processing_engine"]["name"] == "spark"
+    # One target too: an APPLICATION parent and its SQL_JOB child with the parent facet, as
+    # openlineage-spark sends it (Data.Rentgen's consumer fails on a SQL_JOB without a parent).
     lineage.sinks.pop()
-    [single] = build(lineage)
-    assert single["job"]["facets"]["jobType"]["jobType"] == "SQL_JOB"
+    parent, child = build(lineage)
+    assert (parent["job"]["name"], parent["run"]["runId"], parent["outputs"]) == ("orders-etl", RUN, [])
+    assert parent["job"]["facets"]["jobType"]["jobType"] == "APPLICATION"
+    assert child["job"]["name"] == "orders-etl.hive.sales.orders_clean"
+    assert child["job"]["facets"]["jobType"]["jobType"] == "SQL_JOB"
+    assert child["run"]["facets"]["parent"]["run"]["runId"] == RUN
+    assert uuid.UUID(child["run"]["runId"]).version == 7 and names(child["outputs"])
+    # A one-target Spark run whose START an older release built as one job keeps that layout.
+    stored = lineage.to_json_dict()
+    assert stored["child_run_ids"] == "uuid7"
+    del stored["child_run_ids"]
+    [old] = build(JobLineage.stored(stored))
+    assert (old["job"]["name"], old["run"]["runId"]) == ("orders-etl", RUN) and names(old["outputs"])
 
 
 def test_a_known_flink_job_id_is_the_flink_job_run_facet():
