@@ -217,25 +217,25 @@ def _deliver_backend(
                         timed_out=outcome.timed_out,
                     )
                     if outcome.timed_out:  # the backend hangs: every other event would hang too
-                        report.retry_later += 1
                         report.stopped = f"{reason}; left alone {round(wait or 0)} s"
-                        break
                 if applied == "unavailable":
                     report.retry_later += 1
                     report.stopped = reason
                     break
                 if applied == "backoff":
                     report.retry_later += 1
-                    continue
-                report.parked += 1
-                log.warning(
-                    "planlineage: lineage event %s of %s parked%s (%s): %s",
-                    row["event_type"],
-                    row["job_name"],
-                    f" at {backend.describe()}" if backend.name else "",
-                    applied.removeprefix("park-"),
-                    short(reason),
-                )
+                else:
+                    report.parked += 1
+                    log.warning(
+                        "planlineage: lineage event %s of %s parked%s (%s): %s",
+                        row["event_type"],
+                        row["job_name"],
+                        f" at {backend.describe()}" if backend.name else "",
+                        applied.removeprefix("park-"),
+                        short(reason),
+                    )
+                if report.stopped:  # a timeout: the backend is left alone, this turn ends
+                    break
     finally:
         release_all(store, holder, delivered)
     return report
