@@ -83,6 +83,7 @@ _LISTING = (
     "created FROM outbox {where} ORDER BY run_id, seq, id"
 )
 BACKENDS_SINCE = 6  # the store's schema step that gave every row its backend (store/migrations.py)
+HEALTH_SINCE = 7  # the step that keeps each backend's health (outbox_backends)
 
 
 def listing(store: Store, run_id: str | None = None, backend: str | None = None) -> list[dict[str, Any]]:
@@ -98,13 +99,17 @@ def listing(store: Store, run_id: str | None = None, backend: str | None = None)
     query = _LISTING.format(
         backend="backend" if per_backend else "'' AS backend", where=f"WHERE {where}" if where else ""
     )
+    # A backend that asked to be left alone (Retry-After) or hangs holds all its events back.
+    health = outbox_health.all_health(store) if store.schema_version() >= HEALTH_SINCE else {}
     found = []
     for row in store.rows(query, params):
+        known = health.get(row["backend"])
+        until = max(row["next_attempt"] or 0, known.not_before or 0 if known and known.waiting(now) else 0)
         if row["status"] == "parked":
             row["state"] = f"parked ({row['parked']})"
-        elif row["next_attempt"] and row["next_attempt"] > now:
+        elif until > now:
             row["state"] = "waiting"
-            row["wait"] = round(row["next_attempt"] - now, 1)
+            row["wait"] = round(until - now, 1)
         else:
             row["state"] = "due"
         found.append(row)

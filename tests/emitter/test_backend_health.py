@@ -53,6 +53,7 @@ def test_retry_after_keeps_the_backend_quiet_for_as_long_as_it_asked(store, stat
         report = outbox.deliver_pending(store, transport, 5)
         assert report.delivered == 0 and report.stopped and len(server.received) == 1
         assert 0.5 < outbox.next_due(store) <= 1.0  # the backend's wish, not 0.5 s of pause
+        assert [r["state"] for r in outbox.listing(store)] == ["waiting", "waiting"]  # outbox list says so
         server.status, server.headers = 201, {}
         report = outbox.deliver_pending(store, transport, 5)
         assert report.delivered == 0 and "left alone" in report.stopped and len(server.received) == 1
