@@ -369,6 +369,7 @@ class Service:
         from concurrent.futures import ThreadPoolExecutor  # here: submit imports this module too
 
         self.deliver_wanted.set()  # started for undelivered events too: deliver them first
+        self.last_compile = time.monotonic()  # the idle times count from serving, not from start-up
         threading.Thread(target=self._deliver_loop, daemon=True).start()
 
         def lower_priority() -> None:
@@ -419,8 +420,10 @@ class Service:
                         self.large_pool.close()
                     if no_compile > DELIVERY_LINGER_FACTOR * self.idle_seconds:
                         with self.lock:
-                            self.winding_down = True  # no new delivery pass; the one under way ends
-                            delivering = self.busy_delivering
+                            # No new delivery pass, but one asked for (the start's, a compile's)
+                            # runs first; the one under way ends.
+                            self.winding_down = not self.deliver_wanted.is_set()
+                            delivering = self.busy_delivering or not self.winding_down
                         if not delivering:
                             break  # what it could not deliver waits for the next command (docs/lifecycle.md)
                 time.sleep(POLL_SECONDS)
