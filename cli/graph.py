@@ -65,8 +65,8 @@ def cmd_graph(args) -> int:
     except UnreadableInput as error:
         print(f"planlineage graph: {visible(str(error))}", file=sys.stderr)
         return EXIT_FAILED
-    except KeyError as missing:
-        if args.namespace and missing.args == (args.namespace,):
+    except KeyError as unknown:
+        if args.namespace and unknown.args == (args.namespace,):
             print(f"planlineage graph: no job or dataset in namespace {args.namespace!r}.", file=sys.stderr)
         else:
             print(f"planlineage graph: no job named {args.job!r} (nor a STATEMENT SET of that name).", file=sys.stderr)

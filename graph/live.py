@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .model import LineageGraph, add_event, add_splits, copy_dataset, copy_job, finish
 
@@ -86,7 +86,7 @@ class _Inputs:
             entry = table.get(key)
             if entry is None or entry is not original.get(key):
                 return  # not there, or copied already
-            seen: DatasetSeen = entry
+            seen = cast(DatasetSeen, entry)
             table[key] = replace(seen, producers=set(seen.producers), jobs=set(seen.jobs), symlinks=set(seen.symlinks))
 
         for event in events:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol, cast
 
 from planlineage import script as sql_script
 from planlineage import script_size
@@ -196,8 +196,8 @@ def _attach_statements(sinks: list[SinkLineage], writes: ScriptWrites, secrets: 
         if found is None or not found.statements:
             continue
         sink.statement = redact_sql(";\n".join(found.statements), secrets)
-        if found.lifecycle and sink.lifecycle_state_change is None:
-            sink.lifecycle_state_change = found.lifecycle
+        if found.lifecycle in ("CREATE", "OVERWRITE") and sink.lifecycle_state_change is None:
+            sink.lifecycle_state_change = cast(Literal["CREATE", "OVERWRITE"], found.lifecycle)
 
 
 def _static_sinks(statements, identity, warnings: list[str], secrets: dict[str, str]) -> list[SinkLineage]:
