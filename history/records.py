@@ -29,3 +29,6 @@ class PastRun:
     end_event: str | None  # "COMPLETE" | "FAIL" | "ABORT" | None while running
     error: str | None = None  # a FAIL's message, as the platform stored it (never a secret)
     jars: tuple[str, ...] = ()  # readable jars the job loaded (UDFs, connectors)
+    # Flink options the platform gives the job besides its script (StreamPark's options and
+    # dynamic properties), as ``(key, value)``: what may name openlineage-flink's listener.
+    job_conf: tuple[tuple[str, str], ...] = ()

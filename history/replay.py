@@ -56,6 +56,7 @@ DEFAULT_RATE = 20.0
 DEFAULT_MAX_RUNS = 1000
 FLUSH_SECONDS = 15.0  # the longest delivery pass between runs (it ends once nothing is pending)
 _pause = time.sleep  # the rate limit's pause (a test counts them)
+_LISTENER_WORD = "OpenLineageJobStatusChangedListener"  # openlineage-flink's factory, as a configuration names it
 
 
 @dataclass
@@ -289,12 +290,32 @@ def job_of(run: PastRun, settings: Settings, namespace: str) -> tuple[str, str]:
     """``(job namespace, job name)`` of a past run, as the live watcher names its run: the
     listener's job when the job coexists with openlineage-flink's listener, else the platform's
     job kept apart by platform (:mod:`planlineage.history.job_names`) in ``namespace``."""
-    from planlineage.lifecycle import runner
-
-    shared = runner.coexisting_run(settings, run.sql, run.flink_version, run.job_name)
+    shared = _coexisting(run, settings)
     if shared is not None:
         return shared.job_namespace, shared.job_name
     return namespace, job_names.platform_job_name(run.platform, run.job_name, settings)
+
+
+def _coexisting(run: PastRun, settings: Settings):
+    """The listener's job when the run's script, planlineage's ``flink-conf`` injection or the
+    options its platform gives the job name the listener (fail-open: None, planlineage's job)."""
+    from planlineage.lifecycle import runner
+
+    given = dict(run.job_conf)
+    chosen = (settings.get("lineage.flink-runs") or "auto").strip().lower()
+    if not given or chosen == "own":
+        return runner.coexisting_run(settings, run.sql, run.flink_version, run.job_name)
+    named = any(_LISTENER_WORD in text for text in (run.sql, *given.values()))
+    if chosen == "auto" and not named and not settings.get_bool("lineage.flink-listener"):
+        return None
+    try:
+        from planlineage.listener_conf import coexist
+
+        values = settings.list()
+        conf = coexist.job_conf(run.sql, values, run.flink_version, given)
+        return coexist.coexisting_run(conf, values, run.job_name)
+    except Exception:  # a lineage gap never stops a replay: planlineage's own job, as runner does
+        return None
 
 
 def event_times(run: PastRun, now: datetime) -> tuple[datetime, datetime | None, str | None]:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from datetime import date, datetime, tzinfo
 
 from planlineage.history.records import PastRun
-from planlineage.streampark import compile_inputs, reads
+from planlineage.streampark import compile_inputs, reads, shared_runs
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source
 from planlineage.streampark.reads import App, LogRow
@@ -133,6 +133,9 @@ def past_runs(
     for row in reads.all_log_rows(source, schema):
         if row.engine == FLINK and row.app_id in apps and row.option in (OPERATION_START, OPERATION_CANCEL):
             by_app.setdefault(row.app_id, []).append(row)
+    # The options the console gives each job (today's: it keeps no history of them), which may
+    # name openlineage-flink's listener: the replay then names the run as the live watcher does.
+    given = reads.flink_starts(source, schema, list(apps.values()))
     versions = _sql_versions(source, schema)
     effective = _effective(source)
     end_times = _end_times(source, schema)
@@ -178,6 +181,7 @@ def past_runs(
                 ended_at=ended,
                 end_event=event,
                 jars=tuple(fields.get("jars") or ()),
+                job_conf=tuple(sorted(shared_runs.platform_conf(given.get(app.key)).items())),
             )
 
 

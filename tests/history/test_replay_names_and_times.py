@@ -107,3 +107,19 @@ def test_a_replayed_job_that_runs_the_flink_listener_keeps_the_listeners_job(set
         flink_version="2.2", started_at=NOW, ended_at=None, end_event=None,
     )  # fmt: skip
     assert job_of(run, settings, "planlineage") == ("flink-prod", "orders-union")
+
+
+def test_a_replayed_job_whose_platform_options_name_the_listener_keeps_the_listeners_job(settings, monkeypatch):
+    """StreamPark gives the listener through the app's options or dynamic properties, not the script."""
+    from planlineage.listener_conf import FLINK_LISTENER_FACTORY, FLINK_LISTENER_OPTION
+
+    given = ((FLINK_LISTENER_OPTION, FLINK_LISTENER_FACTORY), ("openlineage.job.namespace", "flink-prod"))
+    run = PastRun(
+        platform="streampark", run_key="streampark:app=1:log=2", app_id="flink:1", job_name="orders", sql=SCRIPT,
+        flink_version="2.2", started_at=NOW, ended_at=None, end_event=None, job_conf=given,
+    )  # fmt: skip
+    assert job_of(run, settings, "planlineage") == ("flink-prod", "orders")
+    plain = PastRun(**{**run.__dict__, "job_conf": (("parallelism.default", "2"),)})
+    assert job_of(plain, settings, "planlineage") == ("planlineage", "streampark.orders")
+    monkeypatch.setenv("PLANLINEAGE_LINEAGE_FLINK_RUNS", "own")  # planlineage's own job, as live
+    assert job_of(run, settings, "planlineage") == ("planlineage", "streampark.orders")

@@ -149,3 +149,17 @@ def test_the_held_mark_round_trips():
     assert shared_runs.held(shared_runs.held_mark("logged", 42)) == ("logged", 42)
     assert shared_runs.held(shared_runs.held_mark("job", None)) == ("job", None)
     assert shared_runs.held("logged:42") is None and shared_runs.held(None) is None
+
+
+def test_a_replayed_run_of_an_app_given_the_listener_is_on_the_listeners_job_as_live(streampark, watch, gravitino):
+    """The listener is in the app's dynamic properties, not its script: the history replay names
+    the run as the live watcher does (the listener's job, never ``streampark.orders_union``)."""
+    sp, c, app = _listened_app(streampark, watch)
+    c.start(app, JOB_ID, at=datetime(2026, 3, 1, 8, 0, 0))
+    c.set_state(app, FAILED, at=datetime(2026, 3, 1, 9, 0, 0))
+
+    result = watch.once(sp.url, "--history")
+    assert "history: 1 run(s) replayed" in result.stderr, result.stderr
+    assert [kind for namespace, _, kind in parent_runs(gravitino, "orders_union")] == ["START", "FAIL"]
+    assert {namespace for namespace, _, _ in parent_runs(gravitino, "orders_union")} == {"flink-prod"}
+    assert "streampark.orders_union" not in jobs(gravitino)
