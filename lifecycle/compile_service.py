@@ -56,6 +56,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from planlineage.clock import utc_now
 from planlineage.lifecycle import job_files, planner_pool, runner, service_start, spool
 from planlineage.lifecycle.job_files import CompileJob
 
@@ -164,6 +165,7 @@ class Service:
         self.deliver_wanted = threading.Event()
         self.stopping = threading.Event()
         self.busy_delivering = False
+        self.last_pass = utc_now()  # when the last delivery pass began (stored time): what came later was not seen
         self.unavailable_at = -OUTAGE_PAUSE_SECONDS
         self.spool_retry_at = 0.0
         self.claims_retry_at = 0.0
@@ -344,6 +346,7 @@ class Service:
                 time.sleep(POLL_SECONDS)
                 continue
             self.deliver_wanted.clear()
+            self.last_pass = utc_now()
             try:
                 report = delivery.deliver_for(self.store, Settings(self.store), runner.flush_budget())
                 if report is not None and report.stopped:
@@ -486,6 +489,10 @@ def main(home: str, lock_fd: int | None = None) -> int:
         except OSError:
             pass
         os.close(fd)
-    if not failed and job_files.queued_jobs(store):  # a job queued while this one was stopping
+    from planlineage.lifecycle import delivery
+
+    seen = service.last_pass if service is not None else ""
+    # a job queued, or a state reported, while this one was stopping (it found the lock held)
+    if not failed and (job_files.queued_jobs(store) or delivery.arrived_since(store, seen)):
         ensure_running(store)
     return 0

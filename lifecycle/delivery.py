@@ -36,6 +36,23 @@ def has_work(store: Store) -> bool:
     return bool(store.read(lambda c: c.execute(query).fetchone()[0], default=False))
 
 
+@fail_open("lineage delivery", fallback=False)
+def arrived_since(store: Store, since: str) -> bool:
+    """Whether work came that no delivery pass since ``since`` (a stored time) can have seen:
+    transitions not yet events, replaced runs not yet closed, events queued after it and never
+    tried. A compile service that ends checks this after letting its lock go: a state reported
+    while it was ending found the lock still held and started none (events kept only because the
+    backend is away were tried, so they start nothing: no service loops on a backend that is down)."""
+    if not store.exists():
+        return False
+    query = (
+        "SELECT EXISTS (SELECT 1 FROM runs WHERE lineage IS NOT NULL AND pending != '[]') "
+        "OR EXISTS (SELECT 1 FROM closing) "
+        "OR EXISTS (SELECT 1 FROM outbox WHERE status = 'pending' AND attempts = 0 AND created >= ?)"
+    )
+    return bool(store.read(lambda c: c.execute(query, (since,)).fetchone()[0], default=False))
+
+
 def _changed(settings: Settings):
     """A check whether the stored settings changed since now: made at most twice a second, but
     always when asked ``now_or_never`` (before an event is parked for access)."""
