@@ -188,6 +188,7 @@ def test_backfill_uses_the_running_worker_and_starts_only_the_rest(worker_dir, t
         return subprocess.run(
             [
                 sys.executable,
+                "-P",  # the installed planlineage, as the warm planner (a checkout's is another installation)
                 "-m",
                 "planlineage",
                 "extract",
