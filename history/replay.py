@@ -334,7 +334,7 @@ def event_times(run: PastRun, now: datetime) -> tuple[datetime, datetime | None,
         wrong.append(f"recorded end {format_time(end)} is in the future")
         end = now
     if end is not None and end < start:
-        wrong.append(f"recorded end {format_time(run.ended_at)} precedes its start {format_time(run.started_at)}")
+        wrong.append(f"recorded end {format_time(end)} precedes its start {format_time(run.started_at)}")
         end = start
     if not wrong:
         return start, end, None
