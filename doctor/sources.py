@@ -433,7 +433,7 @@ def _run_events(row: dict[str, Any]) -> list[dict]:
     from planlineage.emitter import events as ev
 
     try:
-        lineage = JobLineage.model_validate(json.loads(row["lineage"]))
+        lineage = JobLineage.stored(json.loads(row["lineage"]))
     except ValueError:
         return []
     built = ev.build_events(
@@ -445,4 +445,31 @@ def _run_events(row: dict[str, Any]) -> list[dict]:
         sql=row.get("sql"),
         event_time=row.get("updated"),
     )
-    return [ev.to_dict(e) for e in built]
+    return [_with_flink_tables(ev.to_dict(e), lineage) for e in built]
+
+
+def _with_flink_tables(event: dict, lineage) -> dict:
+    """The event with each dataset's Flink table as a TABLE symlink, for the doctor's eyes only.
+
+    The events sent carry no in-memory catalog's name (it names nothing outside the job), but the
+    recorded document knows which Flink table each dataset is: the doctor joins openlineage-flink's
+    fallback dataset (an empty namespace and that very `catalog.database.table`) to it by this."""
+    tables: dict[tuple[str, str], set[str]] = {}
+    for sink in lineage.sinks:
+        for table, datasets in [(sink.table, sink.datasets), *((t.table, t.datasets) for t in sink.inputs)]:
+            for dataset in datasets:
+                tables.setdefault((dataset.namespace, dataset.name), set()).add(table)
+    for side in ("inputs", "outputs"):
+        for dataset in event.get(side) or []:
+            names = tables.get((dataset.get("namespace"), dataset.get("name")), set())
+            facets = dataset.setdefault("facets", {})
+            links = facets.setdefault("symlinks", {"identifiers": []}).setdefault("identifiers", [])
+            known = {(link.get("name"), str(link.get("type") or "").upper()) for link in links}
+            links.extend(
+                {"namespace": dataset["namespace"], "name": name, "type": "TABLE"}
+                for name in sorted(names)
+                if name and (name, "TABLE") not in known
+            )
+            if not links:
+                del facets["symlinks"]
+    return event

@@ -371,3 +371,30 @@ def test_relative_and_unresolved_file_paths_are_no_split(tmp_path):
     report = diagnose([str(events)])
     groups = [sorted(d.key for d in s.datasets) for s in report.splits]
     assert groups == [[("file", "/data/a"), ("file", "/data/a/")]]  # the one real split: a trailing `/`
+
+
+def test_the_listeners_fallback_name_joins_a_recorded_run_whose_events_carry_no_catalog_name(
+    recorded_state, tmp_path, capsys
+):
+    """The events sent no longer carry the in-memory catalog's name as a symlink (it names nothing
+    outside the job); the recorded document still says which Flink table each dataset is, so the
+    listener's fallback dataset of that table is still joined to planlineage's file dataset."""
+    listener = {
+        "eventType": "START", "eventTime": "2026-12-02T06:37:37.301Z",
+        "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.53.0/integration/flink",
+        "run": {"runId": "01a23579-04f7-7b0b-ae42-1fd315358690"},
+        "job": {"namespace": "planlineage", "name": "orders-pipeline.default_catalog.default_database.archive"},
+        "inputs": [], "outputs": [{"namespace": "", "name": "default_catalog.default_database.archive"}],
+    }  # fmt: skip
+    events = tmp_path / "listener.jsonl"
+    events.write_text(json.dumps(listener) + "\n")
+    sent = (
+        [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+        if (tmp_path / "events.jsonl").exists()
+        else []
+    )
+    assert all("symlinks" not in (d.get("facets") or {}) for e in sent for d in e.get("outputs") or [])
+    assert main(["doctor", "--events", str(events), "--state", "--format", "json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    members = [{(d["namespace"], d["name"]) for d in s["datasets"]} for s in out["splits"]]
+    assert {("", "default_catalog.default_database.archive"), ("s3://datalake", "archive/orders")} in members
