@@ -181,6 +181,9 @@ def _resolved(table: str, options: dict) -> TableLineage:
     return TableLineage(table=table, connector=options["connector"], datasets=resolve(options, table=table).datasets)
 
 
+RUN_ID = "01890000-0000-7000-8000-000000000001"
+
+
 def _statement_set() -> JobLineage:
     orders = _resolved(
         "default_catalog.default_database.orders",
@@ -388,11 +391,12 @@ def test_the_listeners_fallback_name_joins_a_recorded_run_whose_events_carry_no_
     }  # fmt: skip
     events = tmp_path / "listener.jsonl"
     events.write_text(json.dumps(listener) + "\n")
-    sent = (
-        [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
-        if (tmp_path / "events.jsonl").exists()
-        else []
-    )
+    from planlineage.emitter.events import build_events, to_dict
+
+    sent = [
+        to_dict(e)
+        for e in build_events(_statement_set(), job_name="j", job_namespace="n", run_id=RUN_ID, event_type="START")
+    ]
     assert all("symlinks" not in (d.get("facets") or {}) for e in sent for d in e.get("outputs") or [])
     assert main(["doctor", "--events", str(events), "--state", "--format", "json"]) == 1
     out = json.loads(capsys.readouterr().out)
