@@ -69,15 +69,18 @@ def test_spark_sql_apps_through_a_watched_streampark(streampark, watch, gravitin
     watch.once(sp.url, "--timeout", "120")
 
     targets = ("streampark.nightly.spark_catalog.reporting.daily", "streampark.nightly.crm_out")
+    export_target = "streampark.export.parquet.`gs://exports/orders`"
     assert jobs(gravitino) == {
         "streampark.nightly": ["START", "RUNNING", "COMPLETE"],
         targets[0]: ["START", "RUNNING", "COMPLETE"],
         targets[1]: ["START", "RUNNING", "COMPLETE"],
-        "streampark.export": ["START", "RUNNING", "FAIL"],  # one target: the job itself carries it
+        "streampark.export": ["START", "RUNNING", "FAIL"],  # one target: a parent and its one SQL_JOB (e2dcf4a)
+        export_target: ["START", "RUNNING", "FAIL"],
     }, watch.outputs
     assert named_datasets(gravitino, targets[0]) == {DAILY}
     assert named_datasets(gravitino, targets[1]) == {CRM}
-    assert named_datasets(gravitino, "streampark.export") == {(("s3://lake landing/orders",), ("gs://exports orders",))}
+    assert named_datasets(gravitino, export_target) == {(("s3://lake landing/orders",), ("gs://exports orders",))}
+    assert named_datasets(gravitino, "streampark.export") == {((), ())}  # the parent carries none
     assert types(gravitino, "streampark.nightly") == ["START", "RUNNING", "COMPLETE"]
     for event in gravitino.events:
         engine = event["run"]["facets"]["processing_engine"]
