@@ -74,14 +74,19 @@ def diagnose(
             on_event(event)
     for entries in bootstrap_lists(inputs.sql):
         lists.setdefault(tuple(entries), None)
-    resolvers: Sequence = ()
-    rules = rules or inputs.rules
-    if rules:
-        from planlineage.registry import ConfigError, load_config
-
-        try:
-            resolvers = load_config(rules).resolvers
-        except ConfigError as error:
-            raise UnreadableInput(str(error)) from None
     clusters = KafkaClusters([list(entries) for entries in lists])
-    return Report(find_splits(seen, clusters, resolvers, fallback), seen, count, inputs.sources)
+    return Report(
+        find_splits(seen, clusters, rules_resolvers(rules or inputs.rules), fallback), seen, count, inputs.sources
+    )
+
+
+def rules_resolvers(rules: str | None) -> Sequence:
+    """The namespace resolvers of a rules file (none without one); UnreadableInput if it cannot be read."""
+    if not rules:
+        return ()
+    from planlineage.registry import ConfigError, load_config
+
+    try:
+        return load_config(rules).resolvers
+    except ConfigError as error:
+        raise UnreadableInput(str(error)) from None

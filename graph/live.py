@@ -109,22 +109,14 @@ class _Inputs:
 
     def finished(self, rules: str | None) -> LineageGraph:
         """The graph with the doctor's splits (as doctor.diagnose finds them)."""
-        from planlineage.doctor import UnreadableInput
+        from planlineage.doctor.diagnose import rules_resolvers
         from planlineage.doctor.kafka_clusters import KafkaClusters, bootstrap_lists
         from planlineage.doctor.splits import find_splits
 
         lists = dict(self.lists)
         for entries in bootstrap_lists(self.sql):
             lists.setdefault(tuple(entries), None)
-        resolvers: Sequence = ()
-        rules = rules or self.rules
-        if rules:
-            from planlineage.registry import ConfigError, load_config
-
-            try:
-                resolvers = load_config(rules).resolvers
-            except ConfigError as error:
-                raise UnreadableInput(str(error)) from None
+        resolvers = rules_resolvers(rules or self.rules)
         graph = finish(self.graph)
         graph.splits = []
         clusters = KafkaClusters([list(entries) for entries in lists])
