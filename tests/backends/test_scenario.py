@@ -70,9 +70,9 @@ def child_job(app: str, sink: str) -> str:
 
 def job_named(api: RentgenClient, platform: str, name: str) -> str:
     """The name planlineage reports a platform's job under, once stored: ``<platform>.<name>``
-    (history/job_names.py, ``lineage.platform-job-names``, on by default) or the bare ``<name>``
-    (that setting off, and releases before it)."""
-    names = (f"{platform}.{name}", name)
+    (history/job_names.py, ``lineage.platform-job-names``, on by default), so that a StreamPark
+    app and a Dinky task of one name are two jobs in the backend."""
+    names = (f"{platform}.{name}",)
     found = api.wait(
         f"job {name}", lambda: api.jobs(name), lambda items: [item for item in items if item["data"]["name"] in names]
     )
