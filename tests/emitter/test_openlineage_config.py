@@ -18,9 +18,9 @@ from planlineage import listener_conf, openlineage_config
 from planlineage.emitter.transports import create_transport
 from planlineage.settings import Settings, masked
 
-SASL_PASSWORD = "kafka-sasl-pa55word-XYZ"
-API_KEY = "ol-api-key-0123456789abcdef"
-URL_PASSWORD = "url-pa55-in-userinfo"
+SASL_PASSWORD = "FAKE-kafka-sasl-password"
+API_KEY = "FAKE-ol-api-key-0123"
+URL_PASSWORD = "FAKE-url-password"
 
 KAFKA_YAML = f"""\
 transport:

@@ -19,7 +19,7 @@ from planlineage.emitter.transports import Delivered, Rejected, RetryLater, Tran
 from planlineage.emitter.transports.openlineage import message_key
 from planlineage.settings import Settings
 
-API_KEY = "adapter-api-key-0123456789"
+API_KEY = "FAKE-adapter-api-key-0123"
 EVENT = {
     "eventType": "START",
     "eventTime": "2026-12-06T05:00:00Z",
