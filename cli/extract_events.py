@@ -24,7 +24,7 @@ class EventReporter:
     by way of the outbox. An explicit command: what cannot be done is said, with an exit code."""
 
     def __init__(self, args, many: bool) -> None:
-        from planlineage.script_events import sql_limit
+        from planlineage.lifecycle.sql_facet import limit_of
         from planlineage.settings import Settings
 
         if many and args.job_name:
@@ -41,15 +41,15 @@ class EventReporter:
                 "events to a file with --events FILE."
             )
         self.namespace = args.job_namespace or self.settings.job_namespace()
-        self.limit = sql_limit(self.settings)
+        self.limit = limit_of(self.settings)
         self.runs: list[tuple[str, list[dict]]] = []
         self.without_lineage: list[str] = []
 
     def add(self, path: str, sql: str | None, lineage) -> None:
         from planlineage.emitter.run_ids import new_run_id
-        from planlineage.script_events import has_datasets, job_name_of, start_events
+        from planlineage.script_events import job_name_of, start_events
 
-        if not has_datasets(lineage):
+        if not lineage.has_datasets():
             self.without_lineage.append(path)  # as the lifecycle: no event without a dataset
             return
         run_id = new_run_id()

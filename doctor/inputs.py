@@ -193,12 +193,12 @@ def resolve(
             documents.append((path, kind))
     if not scripts and not documents:
         return result
-    from planlineage.script_events import sql_limit
+    from planlineage.lifecycle.sql_facet import limit_of
     from planlineage.settings import Settings
 
     settings = Settings()
     namespace = job_namespace or settings.job_namespace()
-    limit = sql_limit(settings)
+    limit = limit_of(settings)
     for path, kind in documents:
         _add_documents(result, path, kind, namespace, limit)
     if scripts:
@@ -207,9 +207,9 @@ def resolve(
 
 
 def _add(result: PageInputs, lineage, *, job_name: str, sql: str | None, namespace: str, limit: int) -> int:
-    from planlineage.script_events import has_datasets, start_events
+    from planlineage.script_events import start_events
 
-    if not has_datasets(lineage):
+    if not lineage.has_datasets():
         return 0
     events = start_events(lineage, job_name=job_name, namespace=namespace, sql=sql, limit=limit)
     result.events.extend(scrub(event) for event in events)

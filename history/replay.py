@@ -224,16 +224,16 @@ def _queue(
     err: TextIO,
     say: Callable[[str], None],
 ) -> None:
-    from planlineage.lifecycle import delivery, runner, runs
+    from planlineage.lifecycle import delivery, runs
     from planlineage.lifecycle.run_rows import RunRecord, build_events, load_event_models
-    from planlineage.lifecycle.sql_facet import cap_sql, cap_statements
+    from planlineage.lifecycle.sql_facet import cap_sql, cap_statements, limit_of, redacted
 
     load_event_models()
     now = datetime.now(UTC)  # no event of a run is sent later than the replay itself
     runs.close_replaced(store)  # transitions a watcher recorded go to the outbox before any run row is replaced
     runs.materialize(store)
     namespace = settings.job_namespace()
-    sql_limit = runner._sql_limit(settings)
+    sql_limit = limit_of(settings)
     began = time.monotonic()
     last_flush = began
     progress = Progress("sent", len(todo), err)
@@ -247,12 +247,12 @@ def _queue(
             report.failed += 1
             report.reasons[lineage or "not compiled"] += 1
             continue
-        if not runs._has_datasets(lineage):
+        if not lineage.has_datasets():
             report.failed += 1
             report.reasons["the job writes no table planlineage can name"] += 1
             continue
         run_id = ledger.run_id_for(run.run_key, run.started_at)  # the recorded start: ids never change
-        sql, _ = cap_sql(runner._redacted_sql(run.sql), sql_limit)
+        sql, _ = cap_sql(redacted(run.sql), sql_limit)
         cap_statements(lineage, sql_limit)
         job_namespace, job_name = job_of(run, settings, namespace)
         record = RunRecord(run.app_id, run_id, job_name, job_namespace, lineage, sql, None, None, [], "", "")

@@ -221,18 +221,6 @@ class _RedactedLog:
         return False
 
 
-def _redacted_sql(sql: str, engine: str | None = None) -> str:
-    from planlineage.pipeline import script_options
-    from planlineage.registry.secrets import redact_sql
-
-    options = script_options(sql)
-    if engine == "spark":  # Spark writes `OPTIONS (password 'x')`: no '=' for Flink's reader to see
-        from planlineage.spark.extract import spark_options
-
-        options.update(spark_options(sql))
-    return redact_sql(sql, options)
-
-
 def _identity(settings):
     from planlineage.registry import load_config
 
@@ -241,15 +229,6 @@ def _identity(settings):
         profile=settings.get("lineage.profile") or "openlineage",
         metalake=settings.get("lineage.metalake"),
     )
-
-
-def _sql_limit(settings) -> int:
-    from planlineage.lifecycle.sql_facet import SQL_FACET_MAX_BYTES
-
-    try:
-        return int(float(settings.get("lineage.sql-max-bytes") or SQL_FACET_MAX_BYTES))
-    except ValueError:
-        return SQL_FACET_MAX_BYTES
 
 
 def script_max_bytes(settings) -> int:
@@ -283,7 +262,7 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
                 limit = script_max_bytes(settings)
                 script_size.check_size(sql, limit)
                 sql_facet.set_redacted_sql(
-                    store, app_id, run_id, _redacted_sql(sql, job.get("engine")), _sql_limit(settings)
+                    store, app_id, run_id, sql_facet.redacted(sql, job.get("engine")), sql_facet.limit_of(settings)
                 )
                 if job.get("engine") == "spark":  # Spark SQL: Spark's own parser (planlineage.spark)
                     from planlineage import spark
@@ -311,7 +290,7 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
                 # ExtractError / ProvisionError / PlannerError / ConfigError messages are redacted
                 reason = f"{type(error).__name__}: {error}"
             else:
-                sql_facet.cap_statements(lineage, _sql_limit(settings))
+                sql_facet.cap_statements(lineage, sql_facet.limit_of(settings))
                 if not runs.attach_lineage(store, app_id, run_id, lineage):
                     log.warning("planlineage: lineage of %s not attached (run superseded or no datasets)", app_id)
                 return

@@ -259,10 +259,6 @@ def close_replaced(store: Store) -> int:
     return closed
 
 
-def _has_datasets(lineage: JobLineage) -> bool:
-    return any(sink.datasets or any(i.datasets for i in sink.inputs) for sink in lineage.sinks)
-
-
 @fail_open("lineage of the submission", fallback=False)
 def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) -> bool:
     """Give a pending run its lineage: queue START, then the states recorded meanwhile, in order.
@@ -272,7 +268,7 @@ def attach_lineage(store: Store, app_id: str, run_id: str, lineage: JobLineage) 
     """
     if not store.exists():
         return False
-    if not _has_datasets(lineage):
+    if not lineage.has_datasets():
         # An event without datasets would wipe the job's edges in a Marquez-like graph.
         abandon_lineage(
             store, app_id, run_id, "the job writes no table planlineage can name (no INSERT?): nothing is reported"

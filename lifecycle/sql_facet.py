@@ -1,6 +1,8 @@
-"""The SQL facets of a run: redacted by the caller, capped here at ``lineage.sql-max-bytes`` with
-a marker saying so; the whole script (kept while its lineage is still being computed) and each
-sink's own statement (`SinkLineage.statement`, its job's SQL facet)."""
+"""The SQL facets of a run: the script redacted with the options it writes (:func:`redacted`),
+capped at ``lineage.sql-max-bytes`` (:func:`limit_of`) with a marker saying so; the whole script
+(kept while its lineage is still being computed) and each sink's own statement
+(`SinkLineage.statement`, its job's SQL facet). The lifecycle, the history replay and
+`extract --events` all take them from here."""
 
 from __future__ import annotations
 
@@ -18,6 +20,27 @@ log = logging.getLogger("planlineage.emitter")
 
 #: Default cap of the SQL facet (``lineage.sql-max-bytes``): every event of a run carries it.
 SQL_FACET_MAX_BYTES = 256 * 1024
+
+
+def limit_of(settings) -> int:
+    """The cap of the SQL facet (``lineage.sql-max-bytes``; its default when unreadable)."""
+    try:
+        return int(float(settings.get("lineage.sql-max-bytes") or SQL_FACET_MAX_BYTES))
+    except ValueError:
+        return SQL_FACET_MAX_BYTES
+
+
+def redacted(sql: str, engine: str | None = None) -> str:
+    """The script with every secret option value it writes masked, as a facet may carry it."""
+    from planlineage.pipeline import script_options
+    from planlineage.registry.secrets import redact_sql
+
+    options = script_options(sql)
+    if engine == "spark":  # Spark writes `OPTIONS (password 'x')`: no '=' for Flink's reader to see
+        from planlineage.spark.extract import spark_options
+
+        options.update(spark_options(sql))
+    return redact_sql(sql, options)
 
 
 def cap_sql(sql: str, limit: int = SQL_FACET_MAX_BYTES) -> tuple[str, int]:

@@ -141,6 +141,11 @@ class JobLineage(BaseModel):
             data = {"child_run_ids": "uuid5", **data}
         return cls.model_validate(data)
 
+    def has_datasets(self) -> bool:
+        """Whether the job names any dataset: nothing is reported for one that does not (an event
+        without datasets would wipe the job's edges at a Marquez-like backend)."""
+        return any(sink.datasets or any(table.datasets for table in sink.inputs) for sink in self.sinks)
+
     @property
     def engine(self) -> str:
         return "spark" if self.spark_version else "flink"

@@ -116,7 +116,9 @@ def extract(
         sink = table_lineage(pairing.sink, tables, identity, warnings, writes.catalog_types)
         inputs = [table_lineage(use, tables, identity, warnings, writes.catalog_types) for use in pairing.inputs]
         sinks.append(SinkLineage(**sink.model_dump(by_alias=True), inputs=inputs))
-    _attach_statements(sinks, writes, script_options(script) if writes.sinks else {})
+    # The script's options are read once, and only when there is text to redact: most jobs have no warning.
+    options = script_options(script) if writes.sinks else None
+    _attach_statements(sinks, writes, options or {})
     if columns:
         from planlineage.planner.columns import stand_in_functions  # a large module only --columns needs
 
@@ -132,8 +134,7 @@ def extract(
         flink_version=provisioned.flink.version,
         runtime_mode=mode,
         sinks=sinks,
-        # The script's options are read only when there is text to redact: most jobs have none.
-        warnings=_redacted(warnings, script_options(script) if warnings else {}),
+        warnings=_redacted(warnings, (script_options(script) if options is None else options) if warnings else {}),
         stand_ins=_stand_ins(answer.get("stand_ins") or [], tables),
     )
 

@@ -46,23 +46,6 @@ def job_name_of(sql: str | None, path: str | Path, given: str | None = None) -> 
     return stem if stem and stem != "-" else "stdin"
 
 
-def redacted_sql(sql: str) -> str:
-    """The script with every secret option value it writes masked (as the lifecycle keeps it)."""
-    from planlineage.pipeline import script_options
-    from planlineage.registry.secrets import redact_sql
-
-    return redact_sql(sql, script_options(sql))
-
-
-def sql_limit(settings: Settings) -> int:
-    from planlineage.lifecycle.sql_facet import SQL_FACET_MAX_BYTES
-
-    try:
-        return int(float(settings.get("lineage.sql-max-bytes") or SQL_FACET_MAX_BYTES))
-    except ValueError:
-        return SQL_FACET_MAX_BYTES
-
-
 def start_events(
     lineage: JobLineage,
     *,
@@ -74,10 +57,10 @@ def start_events(
 ) -> list[dict[str, Any]]:
     """The START events of one job, as JSON objects (the file transport's lines, once dumped)."""
     from planlineage.emitter import events as ev
-    from planlineage.lifecycle.sql_facet import cap_sql, cap_statements
+    from planlineage.lifecycle.sql_facet import cap_sql, cap_statements, redacted
 
     lineage = cap_statements(lineage.model_copy(deep=True), limit)
-    facet_sql = cap_sql(redacted_sql(sql), limit)[0] if sql else None
+    facet_sql = cap_sql(redacted(sql, lineage.engine), limit)[0] if sql else None
     built = ev.build_events(
         lineage,
         job_name=job_name,
@@ -87,12 +70,6 @@ def start_events(
         sql=facet_sql,
     )
     return [ev.to_dict(event) for event in built]
-
-
-def has_datasets(lineage: JobLineage) -> bool:
-    """Whether the job names any dataset: the lifecycle reports nothing for one that does not (an
-    event without datasets would wipe a job's edges at a backend), and neither is anything here."""
-    return any(sink.datasets or any(table.datasets for table in sink.inputs) for sink in lineage.sinks)
 
 
 def document_lineage(obj: Any) -> JobLineage | None:

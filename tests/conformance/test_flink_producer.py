@@ -166,7 +166,7 @@ def in_memory_tables(document: dict, text: str) -> set[str]:
 def our_events(lineage, name: str, text: str) -> list[dict]:
     """planlineage's events of the case, as a submission's: START and COMPLETE, the script as SQL."""
     from planlineage.emitter.events import build_events, new_run_id, to_dict
-    from planlineage.lifecycle.runner import _redacted_sql
+    from planlineage.lifecycle.sql_facet import redacted as _redacted_sql
 
     run_id = new_run_id()
     return [

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from planlineage.errors import EXIT_INPUT
-from planlineage.lifecycle import compile_service, job_files, planner_pool, runner
+from planlineage.lifecycle import compile_service, job_files, planner_pool, runner, sql_facet
 from planlineage.pipeline import _compile_error
 from planlineage.script import split
 from planlineage.store.sqlite import Store
@@ -32,7 +32,7 @@ def test_redacting_a_huge_literal_takes_memory_linear_in_it_and_small(engine, qu
     began = time.monotonic()
     tracemalloc.start()
     try:
-        redacted = runner._redacted_sql(sql, engine)
+        redacted = sql_facet.redacted(sql, engine)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
