@@ -22,17 +22,19 @@ from planlineage.store.sqlite import Store, StoreError
 log = logging.getLogger("planlineage.emitter")
 
 
+#: Work a delivery pass turns into events first: transitions recorded, replaced runs to close.
+_NOT_YET_EVENTS = (
+    "EXISTS (SELECT 1 FROM runs WHERE lineage IS NOT NULL AND pending != '[]') OR EXISTS (SELECT 1 FROM closing)"
+)
+
+
 @fail_open("lineage delivery", fallback=False)
 def has_work(store: Store) -> bool:
     """Whether a flush has something to do: events not delivered, transitions not yet events,
     replaced runs not yet closed."""
     if not store.exists():
         return False
-    query = (
-        "SELECT EXISTS (SELECT 1 FROM outbox WHERE status = 'pending') "
-        "OR EXISTS (SELECT 1 FROM runs WHERE lineage IS NOT NULL AND pending != '[]') "
-        "OR EXISTS (SELECT 1 FROM closing)"
-    )
+    query = f"SELECT EXISTS (SELECT 1 FROM outbox WHERE status = 'pending') OR {_NOT_YET_EVENTS}"
     return bool(store.read(lambda c: c.execute(query).fetchone()[0], default=False))
 
 
@@ -46,8 +48,7 @@ def arrived_since(store: Store, since: str) -> bool:
     if not store.exists():
         return False
     query = (
-        "SELECT EXISTS (SELECT 1 FROM runs WHERE lineage IS NOT NULL AND pending != '[]') "
-        "OR EXISTS (SELECT 1 FROM closing) "
+        f"SELECT {_NOT_YET_EVENTS} "
         "OR EXISTS (SELECT 1 FROM outbox WHERE status = 'pending' AND attempts = 0 AND created >= ?)"
     )
     return bool(store.read(lambda c: c.execute(query, (since,)).fetchone()[0], default=False))

@@ -51,8 +51,6 @@ FILE_ORIGIN = FILE_NAME + ": "
 DISABLED_ORIGIN = DISABLED_ENV + "=true"
 ORIGINS = (ENV_ORIGIN, URL_ORIGIN, FILE_ORIGIN)
 
-MASK = "******"
-
 
 class Found(NamedTuple):
     """The transport OpenLineage's configuration names (its options as the library reads them),
@@ -383,7 +381,7 @@ def _is_secret(key: str) -> bool:
 def masked(options: Any) -> Any:
     """``options`` safe to print: secret keys' values (api keys, tokens, passwords, Kafka's
     ``sasl.password``, ``sasl.jaas.config``, ...) masked, URL user info and secret parameters redacted."""
-    from planlineage.registry.secrets import redact_url
+    from planlineage.registry.secrets import MASK, redact_url
 
     if isinstance(options, Mapping):
         return {
