@@ -17,6 +17,8 @@ FOLDERS = {
     "planlineage.lifecycle": "lifecycle",
     "planlineage.streampark": "streampark",  # `planlineage watch`: StreamPark's database -> the lifecycle
     "planlineage.dinky": "dinky",  # `planlineage watch --dinky-db`: Dinky's database -> the lifecycle
+    "planlineage.watch": "watch",  # what every platform watcher shares: the loop, the ledger, states to events
+    "planlineage.gateway": "gateway",  # `planlineage gateway`: the SQL Gateway proxy and its JobManager poller
     "planlineage.history": "history",  # `watch --history`: past runs a platform recorded, replayed once
     "planlineage.spark": "spark",  # Spark SQL: per-version PySpark venvs, Spark's parser, the walk, naming
     "planlineage.store": "store",  # the state store backends (SQLite file, shared PostgreSQL), migrations, leases
