@@ -14,7 +14,7 @@ send one run twice.  Each poll:
 3. The instance of each open run is read again and its status change reported
    (:mod:`.states`); UNKNOWN and RECONNECTING only once they lasted ``lost_grace``.  A
    soft-deleted (``is_delete``) or vanished row ends nothing.
-4. Cursor and snapshot saved in one transaction (:mod:`planlineage.streampark.ledger`, under the
+4. Cursor and snapshot saved in one transaction (:mod:`planlineage.watch.ledger`, under the
    source key ``dinky:<address>``), then what is pending delivered.
 
 First poll on an install (no cursor): the cursor starts at the newest instance (history is left
@@ -33,11 +33,12 @@ from planlineage.dinky.schema import Schema, detect
 from planlineage.history import job_names
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, runner, runs
-from planlineage.streampark import DEFAULT_LOST_GRACE, ledger
+from planlineage.streampark import DEFAULT_LOST_GRACE
 from planlineage.streampark.connection import Source
 from planlineage.streampark.history import replayed
-from planlineage.streampark.ledger import Snap
 from planlineage.streampark.loop import PlatformWatcher
+from planlineage.watch import ledger
+from planlineage.watch.ledger import Snap
 
 
 @dataclass

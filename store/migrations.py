@@ -118,6 +118,22 @@ _DROPPED_RUNS = """CREATE TABLE IF NOT EXISTS dropped_runs (
     dropped {float} NOT NULL
 )"""
 
+# Step 9: the tables of step 4 belong to every platform watcher, not StreamPark alone; an app's key
+# is a job's key (a StreamPark app, a Dinky task, a SQL Gateway job).
+_WATCH_RENAMES = (
+    "ALTER TABLE streampark_watch RENAME TO watch_cursors",
+    "ALTER TABLE streampark_apps RENAME TO watch_jobs",
+    "ALTER TABLE watch_jobs RENAME COLUMN app_key TO job_key",
+    "ALTER TABLE streampark_compiles RENAME TO watch_compiles",
+    "ALTER TABLE watch_compiles RENAME COLUMN app_key TO job_key",
+)
+# PostgreSQL keeps a renamed table's primary-key index under its old name; SQLite renames its own.
+_WATCH_KEY_RENAMES = (
+    "ALTER INDEX IF EXISTS streampark_watch_pkey RENAME TO watch_cursors_pkey",
+    "ALTER INDEX IF EXISTS streampark_apps_pkey RENAME TO watch_jobs_pkey",
+    "ALTER INDEX IF EXISTS streampark_compiles_pkey RENAME TO watch_compiles_pkey",
+)
+
 MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] = [
     (
         1,
@@ -277,6 +293,13 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] 
     ),
     (7, "the outbox's backends as a whole: Retry-After, timeouts, failing since", (_OUTBOX_BACKENDS,)),
     (8, "why a run was dropped without lineage, for the watchers to say", (_DROPPED_RUNS,)),
+    (
+        9,
+        "the platform watchers' tables under platform-neutral names (watch_cursors, watch_jobs, watch_compiles)",
+        # planlineage.watch.ledger documents them: every platform adapter (StreamPark, Dinky, the SQL
+        # Gateway) keeps its cursor, snapshot and compiles there.  Renamed in place: rows are kept.
+        {SQLITE: _WATCH_RENAMES, POSTGRESQL: (*_WATCH_RENAMES, *_WATCH_KEY_RENAMES)},
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -17,9 +17,9 @@ from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.lifecycle import compile_service, delivery, drop_reasons, runner, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError
-from planlineage.streampark import ledger
 from planlineage.streampark.connection import Source, SourceError
 from planlineage.streampark.url import Target
+from planlineage.watch import ledger
 
 
 @dataclass
@@ -65,17 +65,17 @@ class PlatformWatcher:
         compile_service.recover(self.store)  # restarts a killed compile service, as `state`/`flush` do
         left = 0
         for item in ledger.compiles(self.store, self.key):
-            run = runs.current_run(self.store, item["app_key"])
+            run = runs.current_run(self.store, item["job_key"])
             if run is not None and run.run_id == item["run_id"] and run.lineage is None:
                 left += 1
                 continue
             if run is not None and run.run_id == item["run_id"]:
-                self.verbose(f"{item['app_key']} {item['job_name']}: lineage compiled, START queued")
+                self.verbose(f"{item['job_key']} {item['job_name']}: lineage compiled, START queued")
             elif run is None:
                 why = drop_reasons.take(self.store, item["run_id"]) or (
                     f"no lineage (the reason is in {self.store.path.parent / runner.LOG_NAME})"
                 )
-                self.say(f"{item['app_key']} {item['job_name']}: run dropped: {why}")
+                self.say(f"{item['job_key']} {item['job_name']}: run dropped: {why}")
             ledger.remove_compile(self.store, item["run_id"])
         return left
 

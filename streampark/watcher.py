@@ -31,10 +31,9 @@ from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import job_names
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, runs
-from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, ledger, reads, shared_runs, spark
+from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, reads, shared_runs, spark
 from planlineage.streampark import sql as stored_text
 from planlineage.streampark.connection import Source
-from planlineage.streampark.ledger import Snap
 from planlineage.streampark.loop import PlatformWatcher
 from planlineage.streampark.reads import App
 from planlineage.streampark.schema import Schema, column_problem, detect
@@ -48,6 +47,8 @@ from planlineage.streampark.states import (
     SQL_JOB_TYPE,
     state_name,
 )
+from planlineage.watch import ledger
+from planlineage.watch.ledger import Snap
 
 NO_LOG = -1  # the cursor while the operation log is not readable
 

@@ -64,7 +64,7 @@ def test_a_watcher_killed_after_starting_a_run_never_starts_it_again(dinky, watc
     """The run is saved as started before the poll's cursor: a poll that died in between (the
     cursor put back here, as a crash leaves it) sees the same instance and starts nothing."""
     from planlineage.store import open_store
-    from planlineage.streampark import ledger
+    from planlineage.watch import ledger
 
     d = dinky()
     c = d.console
@@ -78,7 +78,7 @@ def test_a_watcher_killed_after_starting_a_run_never_starts_it_again(dinky, watc
     try:
         os.environ["PLANLINEAGE_HOME"] = str(watch.home)
         store = open_store()
-        (source,) = store.read(lambda conn: [r["source"] for r in conn.execute("SELECT source FROM streampark_watch")])
+        (source,) = store.read(lambda conn: [r["source"] for r in conn.execute("SELECT source FROM watch_cursors")])
         assert source.startswith("dinky:")
         cursor, snaps = ledger.load(store, source)
         assert cursor > cursor_before

@@ -95,9 +95,9 @@ def test_migrations_create_only_the_own_schema_and_run_once(postgres, pg_url, pr
         "planlineage.runs",
         "planlineage.schema_version",
         "planlineage.settings",
-        "planlineage.streampark_apps",
-        "planlineage.streampark_compiles",
-        "planlineage.streampark_watch",
+        "planlineage.watch_compiles",
+        "planlineage.watch_cursors",
+        "planlineage.watch_jobs",
     ]
     assert not private_home.exists()  # nothing of the node's home is written for a PostgreSQL store
 

@@ -302,7 +302,7 @@ def test_the_placeholder_pattern_does_not_backtrack_on_long_names():
 
 def test_a_poll_writes_only_the_snapshot_rows_that_changed(tmp_path, monkeypatch):
     from planlineage.store.sqlite import Store
-    from planlineage.streampark import ledger
+    from planlineage.watch import ledger
 
     store = Store(tmp_path / "state.db")
     snapshot = {f"flink:{i}": ledger.Snap(5, f"job{i}", "adopted:") for i in range(2000)}
@@ -335,7 +335,7 @@ def test_a_watcher_reads_its_snapshot_only_when_another_node_saved_it(tmp_path, 
     """The snapshot it saved itself is kept in memory (one row read per poll, not one per app);
     another node's save, or a poll of its own that stopped before saving, makes it read the store."""
     from planlineage.store.sqlite import Store
-    from planlineage.streampark import ledger
+    from planlineage.watch import ledger
 
     store = Store(tmp_path / "state.db")
     reads = []

@@ -423,7 +423,7 @@ def test_a_compile_that_cannot_be_queued_drops_its_run_with_a_warning(streampark
 
 
 def test_a_watcher_killed_mid_poll_does_not_start_the_same_run_again(streampark, watch, gravitino, monkeypatch):
-    from planlineage.streampark import ledger
+    from planlineage.watch import ledger
 
     sp = streampark("dev")
     c = sp.console
