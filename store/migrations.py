@@ -134,6 +134,37 @@ _WATCH_KEY_RENAMES = (
     "ALTER INDEX IF EXISTS streampark_compiles_pkey RENAME TO watch_compiles_pkey",
 )
 
+# Step 10: the SQL Gateway proxy's sessions (planlineage.gateway.ledger documents them): each
+# session's properties and statements in order, so a restarted proxy continues a session its client
+# keeps using, and the job ids already handed to the lineage side, so none is handed over twice.
+_GATEWAY_TABLES = (
+    """CREATE TABLE IF NOT EXISTS gateway_sessions (
+        gateway    TEXT NOT NULL,
+        session    TEXT NOT NULL,
+        properties TEXT NOT NULL DEFAULT '{{}}',
+        opened     INTEGER NOT NULL DEFAULT 1,
+        created    {float} NOT NULL,
+        PRIMARY KEY (gateway, session)
+    )""",
+    """CREATE TABLE IF NOT EXISTS gateway_statements (
+        gateway   TEXT NOT NULL,
+        session   TEXT NOT NULL,
+        seq       INTEGER NOT NULL,
+        kind      TEXT NOT NULL,
+        statement TEXT NOT NULL,
+        operation TEXT,
+        recorded  {float} NOT NULL,
+        PRIMARY KEY (gateway, session, seq)
+    )""",
+    """CREATE TABLE IF NOT EXISTS gateway_jobs_seen (
+        job_id    TEXT PRIMARY KEY,
+        gateway   TEXT NOT NULL,
+        session   TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        seen      {float} NOT NULL
+    )""",
+)
+
 MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] = [
     (
         1,
@@ -300,6 +331,7 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] 
         # Gateway) keeps its cursor, snapshot and compiles there.  Renamed in place: rows are kept.
         {SQLITE: _WATCH_RENAMES, POSTGRESQL: (*_WATCH_RENAMES, *_WATCH_KEY_RENAMES)},
     ),
+    (10, "the SQL Gateway proxy's sessions, statements and the job ids it handed over", _GATEWAY_TABLES),
 ]
 
 LATEST = MIGRATIONS[-1][0]
