@@ -28,18 +28,19 @@ def cmd_watch(args) -> int:
     from planlineage.settings import Settings
     from planlineage.store import open_store
     from planlineage.store.sqlite import StoreError
-    from planlineage.streampark import url
-    from planlineage.streampark.connection import SourceError
-    from planlineage.streampark.loop import run_forever
+    from planlineage.streampark import URL_ENV
     from planlineage.streampark.watcher import Options, Watcher, selection
+    from planlineage.watch.connection import SourceError
+    from planlineage.watch.loop import run_forever
+    from planlineage.watch.url import UrlError
 
-    streampark_url = args.streampark_db or os.environ.get(url.URL_ENV, "")
+    streampark_url = args.streampark_db or os.environ.get(URL_ENV, "")
     dinky_url = args.dinky_db or os.environ.get("PLANLINEAGE_DINKY_DB", "")
     try:
         targets = _targets(streampark_url, dinky_url, args.db_user)
         selection(args.apps)
         since, zone = _history_options(args)
-    except (url.UrlError, ValueError) as error:
+    except (UrlError, ValueError) as error:
         _say(str(error))
         return EXIT_USAGE
     options = Options(
@@ -107,20 +108,24 @@ def _replay_history(watcher, since, timeout: float) -> None:
 
 def _targets(streampark_url: str, dinky_url: str, user: str | None) -> list:
     """The databases to watch: StreamPark's, Dinky's, or both (raises ``UrlError``)."""
-    from planlineage.dinky import PASSWORD_ENV, PLATFORM, URL_ENV
-    from planlineage.streampark import url
+    from planlineage import dinky, streampark
+    from planlineage.streampark.address import parse
+    from planlineage.watch import url
 
     if not streampark_url.strip() and not dinky_url.strip():
         raise url.UrlError(
-            f"no database given: pass --streampark-db URL and/or --dinky-db URL (or set {url.URL_ENV} / {URL_ENV})"
+            "no database given: pass --streampark-db URL and/or --dinky-db URL "
+            f"(or set {streampark.URL_ENV} / {dinky.URL_ENV})"
         )
     targets = []
     if streampark_url:
-        targets.append(url.parse(streampark_url, user=user, password=os.environ.get(url.PASSWORD_ENV) or None))
+        targets.append(parse(streampark_url, user=user, password=os.environ.get(streampark.PASSWORD_ENV) or None))
     if dinky_url:
-        password = os.environ.get(PASSWORD_ENV) or None
+        password = os.environ.get(dinky.PASSWORD_ENV) or None
         targets.append(
-            url.parse(dinky_url, user=user, password=password, platform=PLATFORM, flag="--dinky-db", env=URL_ENV)
+            url.parse(
+                dinky_url, user=user, password=password, platform=dinky.PLATFORM, flag="--dinky-db", env=dinky.URL_ENV
+            )
         )
     return targets
 
@@ -186,7 +191,7 @@ def _provisioning_shown():
 
 
 def configure(name: str, parser) -> None:
-    from planlineage.streampark import DEFAULT_INTERVAL, DEFAULT_LOST_GRACE, DEFAULT_TIMEOUT
+    from planlineage.watch import DEFAULT_INTERVAL, DEFAULT_LOST_GRACE, DEFAULT_TIMEOUT
 
     watch = parser
     watch.add_argument(

@@ -11,8 +11,8 @@ from planlineage.dinky import reads
 from planlineage.dinky.schema import REQUIRED, detect
 from planlineage.dinky.watcher import Options, Watcher
 from planlineage.settings import Settings
-from planlineage.streampark.check import Report, opened, say_grants, say_lineage
-from planlineage.streampark.url import Target
+from planlineage.watch.check import Report, opened, say_grants, say_lineage
+from planlineage.watch.url import Target
 
 
 def check(target: Target, settings: Settings, options: Options) -> Report:

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from planlineage.dinky.schema import Schema
-from planlineage.streampark.connection import Source
-from planlineage.streampark.reads import truthy
+from planlineage.watch.connection import Source, truthy
 
 
 @dataclass(frozen=True)

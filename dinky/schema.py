@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planlineage.streampark.connection import Source, SourceError
-from planlineage.streampark.schema import visible_columns
+from planlineage.watch.connection import Source, SourceError, visible_columns
 
 #: Every column the watcher reads, per table (``is_delete`` is read where it exists).
 READS = {

@@ -33,12 +33,12 @@ from planlineage.dinky.schema import Schema, detect
 from planlineage.history import job_names
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, runner, runs
-from planlineage.streampark import DEFAULT_LOST_GRACE
-from planlineage.streampark.connection import Source
-from planlineage.streampark.history import replayed
-from planlineage.streampark.loop import PlatformWatcher
-from planlineage.watch import ledger
+from planlineage.watch import DEFAULT_LOST_GRACE, ledger
+from planlineage.watch.connection import Source
 from planlineage.watch.ledger import Snap
+from planlineage.watch.loop import PlatformWatcher
+from planlineage.watch.records import JobSeen
+from planlineage.watch.transitions import replayed
 
 
 @dataclass
@@ -167,11 +167,8 @@ class Watcher(PlatformWatcher):
         if not self._is_current(task, inst):
             return  # its run was never started (not reported) or was replaced
         error = inst.error if told == "FAILED" else None
-        event = runs.record_state(self.store, task.key, told, error)
-        if event is not None:
-            self.say(f"{task.key} {task.name}: {shown}: {event} event")
-        else:
-            self.verbose(f"{task.key} {task.name}: {shown} (no event)")
+        started = self.started_at(inst.created) if inst.created is not None else None
+        self.report(JobSeen(task.key, task.name, told, inst.jid or "", started, error), shown)
 
     def _is_current(self, task: Task, inst: Instance) -> bool:
         run = runs.current_run(self.store, task.key)
@@ -268,7 +265,7 @@ class Watcher(PlatformWatcher):
         (one WARN) when planlineage provides no such version."""
         from planlineage.errors import ProvisionError
         from planlineage.planner.provision import resolve_version, without_compiled_plan
-        from planlineage.streampark.compile_inputs import minor_version
+        from planlineage.watch.versions import minor_version
 
         assert self.schema is not None
         version, where = None, ""

@@ -9,39 +9,16 @@ is set and the workspace readable.  Nothing is written anywhere.  Exit 0 when ``
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from planlineage.settings import Settings
 from planlineage.streampark import reads
-from planlineage.streampark.connection import Source, SourceError
 from planlineage.streampark.schema import Schema, column_problem, detect
 from planlineage.streampark.states import FLINK, SQL_JOB_TYPE
-from planlineage.streampark.url import Target
 from planlineage.streampark.watcher import Options, Watcher
-
-
-@dataclass
-class Report:
-    lines: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-def grant_statements(target: Target, tables: list[str]) -> list[str]:
-    user = target.user or "<user>"
-    if target.dialect == "postgresql":
-        schema = target.schema or "public"
-        return [
-            f"GRANT USAGE ON SCHEMA {schema} TO {user};",
-            f"GRANT SELECT ON {', '.join(f'{schema}.{t}' for t in tables)} TO {user};",
-        ]
-    return [f"GRANT SELECT ON `{target.database}`.`{t}` TO '{user}'@'%';" for t in tables]
+from planlineage.watch.check import Report, grant_statements, opened, say_grants, say_lineage
+from planlineage.watch.connection import Source, SourceError
+from planlineage.watch.url import Target
 
 
 def _recommended(schema: Schema) -> list[str]:
@@ -49,47 +26,6 @@ def _recommended(schema: Schema) -> list[str]:
     if schema.generation != "2.1.x":
         tables.append("t_resource")
     return [t for t in tables if not schema.has(t)]
-
-
-def opened(target: Target, detect: Callable[[Source], Any], report: Report) -> tuple[Source, Any] | None:
-    """A connection and the schema ``detect`` finds through it, both said in ``report``; None
-    (the problem in ``report``, nothing left open) when either fails.  The caller closes it."""
-    report.lines.append(f"{target.platform} database: {target.masked()}")
-    source = Source(target)
-    try:
-        source.connect()
-        schema = detect(source)
-    except SourceError as error:
-        source.close()
-        report.problems.append(str(error))
-        return None
-    report.lines.append(f"schema: {schema.describe()}")
-    return source, schema
-
-
-def say_grants(report: Report, target: Target, missing: list[str], recommended: list[str], why: str) -> None:
-    """The grants the account lacks (a problem), else those recommended (``why``), with the
-    statements to run."""
-    if missing:
-        report.problems.append(f"the account cannot read {', '.join(missing)}")
-        report.lines.append(f"missing grants (run as an administrator of the {target.platform} database):")
-        report.lines.extend(f"  {s}" for s in grant_statements(target, missing + recommended))
-    elif recommended:
-        report.lines.append(f"recommended grants ({', '.join(recommended)}: {why}):")
-        report.lines.extend(f"  {s}" for s in grant_statements(target, recommended))
-    else:
-        report.lines.append("grants: every table the watcher reads is readable")
-
-
-def say_lineage(settings: Settings, report: Report) -> None:
-    """Where planlineage reports to, or the problem that it reports nowhere."""
-    from planlineage.openlineage_config import describe_target, not_configured
-
-    values = settings.list()
-    if settings.configured():
-        report.lines.append(f"lineage: {describe_target(values)}")
-    else:
-        report.problems.append(not_configured(values))
 
 
 def check(target: Target, settings: Settings, options: Options) -> Report:
@@ -171,7 +107,7 @@ def flink_versions(source: Source, apps: list) -> list[str]:
     version that is not is downloaded and built by the first compile that needs it."""
     from planlineage.errors import ProvisionError
     from planlineage.planner import provision
-    from planlineage.streampark.compile_inputs import minor_version
+    from planlineage.watch.versions import minor_version
 
     if not apps:
         return []

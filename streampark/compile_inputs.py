@@ -13,7 +13,6 @@ where the label names the engine and version in the watcher's "compiling" line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,13 +20,13 @@ from planlineage.planner.cluster_jars import FlinkHomeError, cluster_jars
 from planlineage.streampark import jars as job_jars
 from planlineage.streampark import reads, spark
 from planlineage.streampark import sql as stored_text
-from planlineage.streampark.connection import Source
 from planlineage.streampark.reads import App
 from planlineage.streampark.schema import Schema
 from planlineage.streampark.states import FLINK, SPARK
+from planlineage.watch.connection import Source, truthy
+from planlineage.watch.versions import minor_version
 
 Once = Callable[[str, str], None]
-_MINOR = re.compile(r"^(\d+\.\d+)")
 
 
 def flink_job(
@@ -57,13 +56,6 @@ def flink_job(
         )
         return fields, f"Flink {version} (read from the SQL text)"
     return fields, f"Flink {version or 'default'}"
-
-
-def minor_version(version: str | None) -> str | None:
-    """``t_flink_env.version`` (1.20.0) to the minor version a compile is given (1.20); None:
-    the default version."""
-    minor = _MINOR.match(version or "")
-    return minor.group(1) if minor else None
 
 
 def _cluster_jars(flink_home: str | None, verbose: bool, once: Once) -> list[str]:
@@ -115,6 +107,6 @@ def spark_envs(source: Source, schema: Schema, charset: str, once: Once) -> dict
             conf = {}
         env = spark.Env(str(row["version"] or "").strip() or None, conf)
         envs[int(row["id"])] = env
-        if reads.truthy(row["is_default"]) and None not in envs:
+        if truthy(row["is_default"]) and None not in envs:
             envs[None] = env
     return envs

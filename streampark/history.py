@@ -26,10 +26,10 @@ from datetime import date, datetime, tzinfo
 from planlineage.history.records import PastRun
 from planlineage.streampark import compile_inputs, reads, shared_runs
 from planlineage.streampark import sql as stored_text
-from planlineage.streampark.connection import Source
 from planlineage.streampark.reads import App, LogRow
 from planlineage.streampark.schema import Schema
 from planlineage.streampark.states import ALIVE, FLINK, OPERATION_START, SQL_JOB_TYPE, state_name
+from planlineage.watch.connection import Source
 
 OPERATION_CANCEL = 3  # OperationEnum.CANCEL (Flink)
 _END_EVENTS = {"FINISHED": "COMPLETE", "SUCCEEDED": "COMPLETE", "CANCELED": "ABORT", "FAILED": "FAIL"}
@@ -85,21 +85,6 @@ def watched_run(
     if row is None or row.at is None:
         return None, None
     return run_key(app.id, row.id), started_at(row.at, zone)
-
-
-def replayed(store, key: str, app_key: str, known: dict[str, str] | None = None) -> bool | None:
-    """Whether the run ``key`` names was reported already: None (no), True (yes, and it is the
-    app's open current run: the live watcher continues it), False (yes, and it has ended).
-    ``known``: :func:`ledger.lookup_many` of the keys of the runs a poll starts, read once."""
-    from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
-    from planlineage.history import ledger
-    from planlineage.lifecycle import runs
-
-    recorded = known.get(key) if known is not None else ledger.lookup(store, key)
-    if recorded is None:
-        return None
-    current = runs.current_run(store, app_key)
-    return current is not None and current.run_id == recorded and current.last_event not in TERMINAL_EVENT_TYPES
 
 
 def past_runs(

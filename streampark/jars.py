@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from planlineage.streampark import reads
-from planlineage.streampark.connection import Source
 from planlineage.streampark.reads import App
 from planlineage.streampark.schema import Schema
 from planlineage.streampark.states import YARN_APPLICATION
+from planlineage.watch.connection import Source
 
 GROUP = 4
 

@@ -12,15 +12,9 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from planlineage.streampark.connection import Source
 from planlineage.streampark.schema import Schema
 from planlineage.streampark.states import FLINK, LOG_ENGINES, SPARK
-
-
-def truthy(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "t", "yes", "y")
-    return bool(value)
+from planlineage.watch.connection import Source, truthy
 
 
 @dataclass(frozen=True)

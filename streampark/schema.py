@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planlineage.streampark.connection import Source, SourceError
+from planlineage.watch.connection import Source, SourceError, visible_columns
 
 #: Tables the watcher reads, by purpose; ``{log}`` is the generation's operation log.
 REQUIRED = ("t_flink_app", "t_flink_sql", "t_flink_effective", "t_flink_env", "{log}", "t_variable")
@@ -115,24 +115,6 @@ class Schema:
             extras.append("Spark tables")
         text = f"StreamPark {self.generation} schema (deploy column {self.deploy_column}, log {self.log_table})"
         return text + (f", with {', '.join(extras)}" if extras else "")
-
-
-def _current_schema_sql(source: Source) -> str:
-    return "current_schema()" if source.dialect == "postgresql" else "DATABASE()"
-
-
-def visible_columns(source: Source, prefix: str) -> dict[str, frozenset[str]]:
-    """The columns the account sees of each table named ``prefix…`` in the current schema,
-    lower-cased (the Dinky watcher's schema is read the same way)."""
-    rows = source.rows(
-        "SELECT table_name AS t, column_name AS c FROM information_schema.columns "
-        f"WHERE table_schema = {_current_schema_sql(source)} AND table_name LIKE %s",
-        (prefix.replace("_", "\\_") + "%",),
-    )
-    columns: dict[str, set[str]] = {}
-    for row in rows:
-        columns.setdefault(str(row["t"]).lower(), set()).add(str(row["c"]).lower())
-    return {t: frozenset(c) for t, c in columns.items()}
 
 
 def detect(source: Source) -> Schema:

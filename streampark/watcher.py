@@ -13,7 +13,7 @@ Each poll:
    current state right after START, so a job that ran and ended between two polls still gets
    START then its end event.  LOST is reported only once it has lasted ``lost_grace`` seconds.
 4. Save cursor and snapshot in one transaction.  Delivery is not the poll's: `watch` delivers beside
-   the polls (:class:`planlineage.streampark.loop.Deliverer`), `--once` after its poll.
+   the polls (:class:`planlineage.watch.loop.Deliverer`), `--once` after its poll.
 
 First poll on an install (no cursor): the cursor starts at the newest log row (history is not
 replayed) and apps alive on their cluster are adopted (START, and RUNNING if they run).
@@ -27,14 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 
-from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.history import job_names
 from planlineage.history import ledger as history_ledger
 from planlineage.lifecycle import compile_queue, runs
-from planlineage.streampark import DEFAULT_LOST_GRACE, compile_inputs, history, reads, shared_runs, spark
+from planlineage.streampark import PLATFORM, compile_inputs, history, reads, shared_runs, spark
 from planlineage.streampark import sql as stored_text
-from planlineage.streampark.connection import Source
-from planlineage.streampark.loop import PlatformWatcher
 from planlineage.streampark.reads import App
 from planlineage.streampark.schema import Schema, column_problem, detect
 from planlineage.streampark.states import (
@@ -47,8 +44,11 @@ from planlineage.streampark.states import (
     SQL_JOB_TYPE,
     state_name,
 )
-from planlineage.watch import ledger
+from planlineage.watch import DEFAULT_LOST_GRACE, ledger, transitions
+from planlineage.watch.connection import Source
 from planlineage.watch.ledger import Snap
+from planlineage.watch.loop import PlatformWatcher
+from planlineage.watch.records import JobSeen
 
 NO_LOG = -1  # the cursor while the operation log is not readable
 
@@ -86,7 +86,7 @@ def selection(apps: str) -> str | frozenset[str]:
 class Watcher(PlatformWatcher):
     options: Options = field(default_factory=Options)  # in the base's place: the 4th argument
 
-    platform = "StreamPark"
+    platform = PLATFORM
 
     def __post_init__(self) -> None:
         self.source = Source(self.target)
@@ -336,8 +336,7 @@ class Watcher(PlatformWatcher):
         return decision
 
     def _open_run(self, app: App) -> bool:
-        current = runs.current_run(self.store, app.key)
-        return current is not None and current.last_event not in TERMINAL_EVENT_TYPES
+        return transitions.open_run(self.store, app.key) is not None
 
     def _follow(self, app: App, prev: Snap, snap: Snap, logged: bool, now: float) -> None:
         """An app no longer selected (opt-in switched off, StreamPark now reporting itself) whose
@@ -349,18 +348,14 @@ class Watcher(PlatformWatcher):
             self._state(app, prev, snap, now)
 
     def _report(self, app: App, name: str, prev: Snap | None = None) -> None:
-        """Tell the lifecycle; one line per event queued, naming the state change that caused it
-        (``STARTING -> RUNNING: RUNNING event``); a state that did not change (the report right
-        after a restart, an adoption, a LOST that lasted) is named alone, never as ``X -> X``."""
-        event = runs.record_state(self.store, app.key, name)
+        """Tell the lifecycle, naming the state change that caused it (``STARTING -> RUNNING:
+        RUNNING event``); a state that did not change (the report right after a restart, an
+        adoption, a LOST that lasted) is named alone, never as ``X -> X``."""
         shown = "KILLED after a stop" if name == "CANCELED" and app.engine == SPARK else name
         before = state_name(app.engine, prev.state) if prev is not None and prev.state is not None else None
         if before is not None and before != state_name(app.engine, app.state):
             shown = f"{before} -> {shown}"
-        if event is not None:
-            self.say(f"{app.key} {app.job_name}: {shown}: {event} event")
-        else:
-            self.verbose(f"{app.key} {app.job_name}: {shown} (no event)")
+        self.report(JobSeen(app.key, app.job_name, name, app.job_id), shown)
 
     def _close_previous(self, app: App) -> None:
         self.close_open_run(app.key, app.job_name)
@@ -375,7 +370,7 @@ class Watcher(PlatformWatcher):
         key, began = history.watched_run(
             self.source, self.schema, app, how, logged, self.options.zone, starts=inputs.starts
         )
-        replayed = history.replayed(self.store, key, app.key, inputs.recorded) if key is not None else None
+        replayed = transitions.replayed(self.store, key, app.key, inputs.recorded) if key is not None else None
         if key is not None and replayed is not None:  # reported already (history replay): never sent twice
             if replayed:
                 snap.run_job_id = f"logged:{key.rpartition('=')[2]}"

@@ -120,3 +120,29 @@ def test_the_engines_stand_side_by_side_and_share_one_splitter():
     assert [
         t for m, t in graph.edges if m.startswith("planlineage.spark") and t.startswith("planlineage.planner")
     ] == []
+
+
+PLATFORM_ADAPTERS = ("planlineage.streampark", "planlineage.dinky", "planlineage.gateway")
+WATCH_CORE = "planlineage.watch"
+
+
+def _room(module: str) -> str | None:
+    """The platform adapter or the watcher core ``module`` belongs to (None: neither)."""
+    return next((p for p in (*PLATFORM_ADAPTERS, WATCH_CORE) if module == p or module.startswith(p + ".")), None)
+
+
+def test_platform_adapters_are_siblings_around_one_watcher_core():
+    """StreamPark, Dinky and the SQL Gateway each feed the watcher core; none imports another (what
+    two of them share belongs in the core), and the core imports none of them."""
+    assert {*PLATFORM_ADAPTERS, WATCH_CORE} <= set(FOLDERS)
+    graph = import_graph()
+    between = sorted(
+        (m, t)
+        for m, t in graph.edges
+        if _room(m) in PLATFORM_ADAPTERS and _room(t) in PLATFORM_ADAPTERS and _room(m) != _room(t)
+    )
+    assert between == []
+    assert sorted((m, t) for m, t in graph.edges if _room(m) == WATCH_CORE and _room(t) in PLATFORM_ADAPTERS) == []
+    # Both watchers stand on the core: the loop and the ledger are theirs, not copies.
+    for adapter in ("planlineage.streampark.watcher", "planlineage.dinky.watcher"):
+        assert {"planlineage.watch.loop", "planlineage.watch.ledger"} <= set(graph.successors(adapter)), adapter

@@ -9,7 +9,7 @@ import pytest
 
 from planlineage.cli.main import main
 from planlineage.dinky import PLATFORM
-from planlineage.streampark.url import UrlError, parse
+from planlineage.watch.url import UrlError, parse
 
 
 def test_dinky_jdbc_url_is_parsed_as_for_streampark_and_named_dinky():

@@ -114,8 +114,8 @@ def test_without_a_readable_operation_log_a_new_job_id_starts_the_run(streampark
 
 
 def test_the_watcher_session_is_read_only_even_for_an_account_that_may_write(streampark, server):
-    from planlineage.streampark.connection import Source, SourceError
-    from planlineage.streampark.url import parse
+    from planlineage.streampark.address import parse
+    from planlineage.watch.connection import Source, SourceError
 
     sp = streampark("dev")
     if server.dialect == "postgresql":
@@ -135,8 +135,8 @@ def test_the_watcher_session_is_read_only_even_for_an_account_that_may_write(str
 def _check_in_process(sp, tmp_path):
     """``check()`` itself (a Python start per dropped column would dominate the test's time)."""
     from planlineage.settings import Settings
+    from planlineage.streampark.address import parse
     from planlineage.streampark.check import check
-    from planlineage.streampark.url import parse
     from planlineage.streampark.watcher import Options
 
     environ = {"PLANLINEAGE_HOME": str(tmp_path / "home"), "PLANLINEAGE_LINEAGE_ADDRESS": "http://127.0.0.1:9/"}

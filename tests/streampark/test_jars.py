@@ -8,9 +8,9 @@ from datetime import datetime
 from servers import WATCH_PASSWORD
 
 from planlineage.streampark import jars, reads
-from planlineage.streampark.connection import Source
+from planlineage.streampark.address import parse
 from planlineage.streampark.schema import detect
-from planlineage.streampark.url import parse
+from planlineage.watch.connection import Source
 
 KAFKA = "mvnrepo/org/apache/flink/flink-connector-kafka/3.3.0-1.20/flink-connector-kafka-3.3.0-1.20.jar"
 

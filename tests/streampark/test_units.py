@@ -3,10 +3,11 @@
 import pytest
 
 from planlineage.streampark import sql, states
+from planlineage.streampark.address import parse
 from planlineage.streampark.reads import App
 from planlineage.streampark.spark import Env, defaults, listener_reason, naming_conf, properties
-from planlineage.streampark.url import UrlError, parse
 from planlineage.streampark.watcher import selection
+from planlineage.watch.url import UrlError
 
 # t_flink_sql id 100000 of StreamPark's shipped demo data (SCRIPT/data/mysql-data.sql, dev).
 DEMO = (
@@ -189,7 +190,7 @@ def test_core_does_not_import_the_drivers():
 def test_a_missing_driver_says_which_extra_to_install(monkeypatch):
     import sys
 
-    from planlineage.streampark.connection import DriverMissing, Source
+    from planlineage.watch.connection import DriverMissing, Source
 
     monkeypatch.setitem(sys.modules, "pymysql", None)  # as if PyMySQL were not installed
     with pytest.raises(DriverMissing, match=r"pip install 'planlineage\[streampark\]'"):

@@ -319,9 +319,9 @@ def test_a_backend_that_hangs_never_lengthens_a_poll(streampark, watch, gravitin
 
     from planlineage.settings import Settings
     from planlineage.store import open_store
-    from planlineage.streampark import url
-    from planlineage.streampark.loop import run_forever
+    from planlineage.streampark import address as url
     from planlineage.streampark.watcher import Watcher
+    from planlineage.watch.loop import run_forever
 
     sp = streampark("2.1.x")
     c = sp.console
@@ -517,7 +517,7 @@ def test_adopting_many_apps_reads_their_rows_once_per_kind_not_once_per_app(stre
     """A first start adopting hundreds of running apps read each app's SQL, its team's variables,
     its Flink env and its newest START row one query each (~80 ms per app at load 10): the poll
     reads them for all the apps it starts at once, one query per kind whatever their number."""
-    from planlineage.streampark.connection import Source
+    from planlineage.watch.connection import Source
 
     sp = streampark("2.1.x")
     c = sp.console

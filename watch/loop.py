@@ -1,5 +1,6 @@
 """What every platform watcher of ``planlineage watch`` shares (StreamPark's, Dinky's): the
-say-once and verbose output, the bookkeeping of its runs' compiles, the wait of ``--once``, and
+say-once and verbose output, the states its poll saw told to the lifecycle (:class:`JobSeen`
+records, one line per event), the bookkeeping of its runs' compiles, the wait of ``--once``, and
 the poll loop, where each watcher polls on its own schedule, under its own leadership, with its
 own outage backoff."""
 
@@ -13,20 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planlineage.emitter import outbox
-from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.lifecycle import compile_service, delivery, drop_reasons, runner, runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store, StoreError
-from planlineage.streampark.connection import Source, SourceError
-from planlineage.streampark.url import Target
-from planlineage.watch import ledger
+from planlineage.watch import ledger, transitions
+from planlineage.watch.connection import Source, SourceError
+from planlineage.watch.records import JobSeen
+from planlineage.watch.url import Target
 
 
 @dataclass
 class PlatformWatcher:
-    """The parts of a watcher that do not depend on its platform: the base of
-    ``streampark.watcher.Watcher`` and ``dinky.watcher.Watcher`` (each redefines ``options`` with
-    its platform's, and sets ``source``, ``key`` and ``_said`` when it is made)."""
+    """The parts of a watcher that do not depend on its platform: the base of each platform's
+    ``Watcher`` (``streampark.watcher``, ``dinky.watcher``), which redefines ``options`` with its
+    platform's and sets ``source`` and ``key`` when it is made."""
 
     target: Target
     store: Store
@@ -52,13 +53,24 @@ class PlatformWatcher:
 
     # -- compiles and delivery --------------------------------------------------------------
 
-    def close_open_run(self, app_key: str, job_name: str) -> None:
-        """The app's current run, if it never ended, closed with ABORT (a new start replaces it)."""
-        current = runs.current_run(self.store, app_key)
-        if current is not None and current.last_event not in TERMINAL_EVENT_TYPES:
-            event = runs.record_state(self.store, app_key, "CANCELED")
+    def report(self, seen: JobSeen, shown: str | None = None) -> str | None:
+        """``seen`` told to the lifecycle; one line per event queued, naming what the platform
+        showed (``shown``: ``STARTING -> RUNNING``; the state alone by default), else one verbose
+        line.  The event type, or None."""
+        event = transitions.tell(self.store, seen)
+        shown = shown or seen.state
+        if event is not None:
+            self.say(f"{seen.key} {seen.name}: {shown}: {event} event")
+        else:
+            self.verbose(f"{seen.key} {seen.name}: {shown} (no event)")
+        return event
+
+    def close_open_run(self, job_key: str, job_name: str) -> None:
+        """The job's current run, if it never ended, closed with ABORT (a new start replaces it)."""
+        if transitions.open_run(self.store, job_key) is not None:
+            event = runs.record_state(self.store, job_key, "CANCELED")
             if event is not None:
-                self.say(f"{app_key} {job_name}: previous run never ended, closed: {event} event")
+                self.say(f"{job_key} {job_name}: previous run never ended, closed: {event} event")
 
     def compiling(self) -> int:
         """Runs whose compile is still under way; says which compiles were dropped."""

@@ -1,16 +1,17 @@
-"""The StreamPark (and Dinky) database address: URL forms, credentials, and the one way to print it.
+"""A platform's database address (StreamPark's, Dinky's): URL forms, credentials, and the one way to print it.
 
-Accepted forms (``StreamPark's datasource.url`` can be pasted as is)::
+Accepted forms (the platform's own ``datasource.url`` can be pasted as is)::
 
     postgresql://user:pass@host:5432/streampark[?currentSchema=s]   (also postgres://)
     mysql://user:pass@host:3306/streampark                           (also mariadb://)
     jdbc:postgresql://host:5432/streampark?currentSchema=s&user=u&password=p
     jdbc:mysql://host:3306/streampark?useUnicode=true&...
 
-The user may also come from ``--db-user`` and the password from the environment variable
-``PLANLINEAGE_STREAMPARK_PASSWORD`` (which keeps it out of the process list); these win over the
-URL.  The password is held only in :class:`Target` and never appears in :meth:`Target.masked`,
-in ``repr``, or in any message built here.
+The user may also come from ``--db-user`` and the password from the platform's environment
+variable (``PLANLINEAGE_STREAMPARK_PASSWORD``, ``PLANLINEAGE_DINKY_PASSWORD``: it keeps the
+password out of the process list); these win over the URL.  The password is held only in
+:class:`Target` and never appears in :meth:`Target.masked`, in ``repr``, or in any message built
+here.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-PASSWORD_ENV = "PLANLINEAGE_STREAMPARK_PASSWORD"
-URL_ENV = "PLANLINEAGE_STREAMPARK_DB"
 MASK = "***"
 
 _DIALECTS = {
@@ -43,9 +42,9 @@ class Target:
     port: int
     database: str
     user: str | None
+    platform: str  # whose database ("StreamPark", "Dinky"): named in every message about it
     password: str | None = field(default=None, repr=False)
     schema: str | None = None  # PostgreSQL currentSchema / search_path
-    platform: str = "StreamPark"  # whose database: named in every message about it (Dinky's watcher shares this)
 
     def masked(self) -> str:
         """The address as it may be printed: the password is never part of it."""
@@ -58,7 +57,7 @@ class Target:
         return text
 
     def key(self) -> str:
-        """Names this StreamPark install in the watcher's own state (no credentials)."""
+        """Names this install of the platform in the watcher's own state (no credentials)."""
         return f"{self.dialect}://{self.host}:{self.port}/{self.database}" + (f"/{self.schema}" if self.schema else "")
 
     def scrub(self, text: str) -> str:
@@ -73,17 +72,17 @@ def parse(
     user: str | None = None,
     password: str | None = None,
     *,
-    platform: str = "StreamPark",
-    flag: str = "--streampark-db",
-    env: str = URL_ENV,
+    platform: str,
+    flag: str,
+    env: str | None = None,
 ) -> Target:
     """A :class:`Target` from any accepted form; ``user``/``password`` override the URL's.
 
-    ``platform``, ``flag`` and ``env`` name whose database it is in messages (the Dinky watcher
-    parses its ``--dinky-db`` with this same function)."""
+    ``platform``, ``flag`` and ``env`` (the variable the URL may come from) name whose database it
+    is in messages."""
     text = (url or "").strip()
     if not text:
-        raise UrlError(f"no {platform} database given: pass {flag} URL (or set {env})")
+        raise UrlError(f"no {platform} database given: pass {flag} URL" + (f" (or set {env})" if env else ""))
     if text.lower().startswith("jdbc:"):
         text = text[5:]
     scheme = text.split(":", 1)[0].lower()

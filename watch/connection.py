@@ -1,9 +1,11 @@
-"""A read-only connection to StreamPark's (or Dinky's) database, with the drivers imported lazily.
+"""A read-only connection to a platform's database (StreamPark's, Dinky's), with the drivers
+imported lazily, and the two readings every platform's reader shares: the columns the account
+sees (:func:`visible_columns`) and a boolean column in either dialect (:func:`truthy`).
 
 The drivers are the optional extra ``planlineage[streampark]`` (psycopg 3 for PostgreSQL, PyMySQL
 for MySQL/MariaDB); the core install never imports them.  Every session is read only on the
 server's side (PostgreSQL ``default_transaction_read_only``, MySQL ``SET SESSION TRANSACTION READ
-ONLY``): nothing here can write to StreamPark's database even by mistake.  Every failure becomes
+ONLY``): nothing here can write to the platform's database even by mistake.  Every failure becomes
 one :class:`SourceError` whose message has the password scrubbed out.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from planlineage.emitter.transports.base import scrub, short
-from planlineage.streampark.url import Target
+from planlineage.watch.url import Target
 
 CONNECT_TIMEOUT = 5
 STATEMENT_TIMEOUT_MS = 30_000
@@ -154,3 +156,29 @@ class Source:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def truthy(value: Any) -> bool:
+    """A boolean column as either dialect returns it: ``bool`` from PostgreSQL, ``0``/``1`` from
+    MySQL, a string from a text column."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "t", "yes", "y")
+    return bool(value)
+
+
+def _current_schema_sql(source: Source) -> str:
+    return "current_schema()" if source.dialect == "postgresql" else "DATABASE()"
+
+
+def visible_columns(source: Source, prefix: str) -> dict[str, frozenset[str]]:
+    """The columns the account sees of each table named ``prefix…`` in the current schema,
+    lower-cased (how every platform's schema generation is detected)."""
+    rows = source.rows(
+        "SELECT table_name AS t, column_name AS c FROM information_schema.columns "
+        f"WHERE table_schema = {_current_schema_sql(source)} AND table_name LIKE %s",
+        (prefix.replace("_", "\\_") + "%",),
+    )
+    columns: dict[str, set[str]] = {}
+    for row in rows:
+        columns.setdefault(str(row["t"]).lower(), set()).add(str(row["c"]).lower())
+    return {t: frozenset(c) for t, c in columns.items()}
