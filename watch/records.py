@@ -27,3 +27,6 @@ class JobSeen:
     job_id: str = ""  # the Flink JobID (or Spark application id) the platform records, "" if none
     started: datetime | None = None  # when the job started, timezone-aware, if the platform says
     error: str | None = None  # a failure's message as the platform stored it (FAILED only)
+    # When the job entered ``state``, as the event's time (ISO 8601 UTC), where the platform keeps
+    # it (the JobManager's state timestamps); None: the time it was seen.
+    at: str | None = None

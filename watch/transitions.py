@@ -13,7 +13,7 @@ from planlineage.watch.records import JobSeen
 def tell(store: Store, seen: JobSeen) -> str | None:
     """The lifecycle told that the job's current run is in ``seen.state``: the event type it
     queued (or deferred), None when the state changes nothing."""
-    return runs.record_state(store, seen.key, seen.state, seen.error)
+    return runs.record_state(store, seen.key, seen.state, seen.error, event_time=seen.at)
 
 
 def open_run(store: Store, job_key: str) -> runs.RunRecord | None:
