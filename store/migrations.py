@@ -261,7 +261,7 @@ MIGRATIONS: list[tuple[int, str, tuple[str, ...] | dict[str, tuple[str, ...]]]] 
         4,
         "the StreamPark watcher's cursor, snapshot and compiles",
         (
-            # planlineage.streampark.ledger documents these; on a shared store every node's
+            # planlineage.watch.ledger documents these (renamed by step 9); on a shared store every node's
             # watcher continues from the same cursor when it takes the lead.
             """CREATE TABLE IF NOT EXISTS streampark_watch (
                 source  TEXT PRIMARY KEY,
