@@ -1,0 +1,229 @@
+"""The JobManager side of ``planlineage gateway``: each job a gateway session submitted, followed
+at the Flink JobManager's REST API until it ends (an adapter of :mod:`planlineage.watch`).
+
+The SQL Gateway forgets a job once its statement returned the job id; the JobManager knows its
+state and keeps no SQL.  :class:`Follower` polls ``GET /jobs/overview`` (one call for every job
+followed) and reports each job's state on the run its START went out on, through
+:func:`planlineage.lifecycle.runs.record_state` as the platform watchers do:
+
+==============================================================  ====================
+Flink state                                                     event
+==============================================================  ====================
+RUNNING                                                         RUNNING
+FINISHED                                                        COMPLETE
+FAILED                                                          FAIL (the root exception's first line)
+CANCELED                                                        ABORT
+INITIALIZING, CREATED, FAILING, CANCELLING, RESTARTING, …       none (remembered)
+unknown to the JobManager for ``lost_grace`` seconds            ABORT
+==============================================================  ====================
+
+A job that ran and ended between two polls still gets RUNNING (the JobManager's ``timestamps``
+say it ran) before its end.  Each event
+is sent once: the lifecycle queues a transition once per run, and what was reported is kept in
+the store's ``watch_jobs`` table (source ``gateway:<JobManager URL>``, one row per job, its run
+id in ``run_job_id``, its last Flink state in ``state``), so a restarted proxy, or another
+proxy on the same store, continues without resending; a job's row goes once its run ended.
+
+A JobManager that cannot be reached is a :class:`~planlineage.watch.connection.SourceError`:
+the watch loop says it once, backs off (up to a minute) and says when it is back; nothing
+ends then.  A job the JobManager answers 404 for (the cluster restarted without HA, or the job
+aged out of its history, ``jobstore.expiration-time``) is ended with ABORT once it stayed
+unknown for ``lost_grace`` seconds (``DEFAULT_LOST_GRACE``, 300 s, as the watchers' LOST).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from planlineage.lifecycle import runs
+from planlineage.watch import DEFAULT_LOST_GRACE, ledger
+from planlineage.watch.connection import SourceError
+from planlineage.watch.ledger import Snap
+from planlineage.watch.loop import PlatformWatcher
+from planlineage.watch.records import JobSeen
+
+#: Flink's JobStatus names; a job's row keeps the index of the last one seen.
+FLINK_STATES = (
+    "INITIALIZING", "CREATED", "RUNNING", "FAILING", "FAILED", "CANCELLING",
+    "CANCELED", "FINISHED", "RESTARTING", "SUSPENDED", "RECONCILING",
+)  # fmt: skip
+#: The states the lifecycle turns into events (the others are remembered, never sent).
+REPORTED = {"RUNNING", "FINISHED", "FAILED", "CANCELED"}
+TERMINAL = {"FINISHED", "FAILED", "CANCELED"}
+REQUEST_TIMEOUT = 5.0  # seconds: a JobManager that does not answer is an outage, never a hang
+JOB_KEY_PREFIX = "gateway:"  # the lifecycle's app id of a gateway job: gateway:<Flink JobID>
+
+
+def job_key(job_id: str) -> str:
+    return JOB_KEY_PREFIX + job_id
+
+
+def clean_url(url: str) -> str:
+    """The JobManager's base URL without credentials, query or trailing slash (``http://`` when
+    no scheme is given): the key of its jobs in the store and the address said in messages."""
+    text = url.strip()
+    if "://" not in text:
+        text = "http://" + text
+    parts = urllib.parse.urlsplit(text)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit((parts.scheme.lower(), netloc.lower(), parts.path.rstrip("/"), "", ""))
+
+
+def source_key(url: str) -> str:
+    return "gateway:" + clean_url(url)
+
+
+def _moment(millis: Any) -> datetime | None:
+    """One of the JobManager's epoch-millisecond times (None: not set)."""
+    if not isinstance(millis, int | float) or millis <= 0:
+        return None
+    return datetime.fromtimestamp(millis / 1000, UTC)
+
+
+class JobManager:
+    """The few calls of Flink's JobManager REST API the follower needs (``urllib``: nothing to
+    install).  Every failure to reach it is a :class:`SourceError` without credentials."""
+
+    def __init__(self, url: str, timeout: float = REQUEST_TIMEOUT) -> None:
+        self.url, self.timeout = clean_url(url), timeout
+        self._full = url.strip().rstrip("/") if "://" in url else "http://" + url.strip().rstrip("/")
+
+    def _get(self, path: str) -> Any:
+        request = urllib.request.Request(self._full + path, headers={"Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                return json.loads(answer.read() or b"null")
+        except urllib.error.HTTPError as error:
+            if error.code == 404:
+                return None
+            raise SourceError(f"the JobManager at {self.url} answered {error.code} to GET {path}") from None
+        except (OSError, ValueError) as error:
+            reason = getattr(error, "reason", None) or type(error).__name__
+            raise SourceError(f"the JobManager at {self.url} cannot be reached ({reason})") from None
+
+    def overview(self) -> dict[str, dict]:
+        """Every job the JobManager knows, by JobID (``jid``, ``name``, ``state``, ``start-time``…)."""
+        answer = self._get("/jobs/overview") or {}
+        return {str(job.get("jid")): job for job in answer.get("jobs") or [] if isinstance(job, dict)}
+
+    def job(self, job_id: str) -> dict | None:
+        """``GET /jobs/{id}`` (its ``timestamps`` per state among the rest); None: unknown (404)."""
+        answer = self._get(f"/jobs/{job_id}")
+        return answer if isinstance(answer, dict) else None
+
+    def root_exception(self, job_id: str) -> str | None:
+        """The first line of the failed job's root exception, or None."""
+        try:
+            answer = self._get(f"/jobs/{job_id}/exceptions") or {}
+        except SourceError:
+            return None
+        text = (answer.get("root-exception") or "").strip() if isinstance(answer, dict) else ""
+        return text.splitlines()[0][:500] if text else None
+
+    def close(self) -> None:
+        """Nothing to close (one connection per call); the watch loop calls it after an outage."""
+
+
+@dataclass(frozen=True)
+class JobManagerTarget:
+    """Where the followed jobs run; what the watch loop's messages name."""
+
+    url: str
+
+    def key(self) -> str:
+        return source_key(self.url)
+
+    def masked(self) -> str:
+        return clean_url(self.url)
+
+
+@dataclass
+class Options:
+    lost_grace: float = DEFAULT_LOST_GRACE  # seconds a job may be unknown to the JobManager
+    verbose: bool = False
+
+
+@dataclass
+class Follower(PlatformWatcher):
+    """Follows the gateway's jobs at one JobManager; one poll per :func:`planlineage.watch.loop`
+    round (under the store's leadership ``gateway-jobmanager:<url>``: several proxies on one store
+    poll it once)."""
+
+    options: Options = field(default_factory=Options)
+
+    platform = "JobManager's"
+
+    def __post_init__(self) -> None:
+        self.source = JobManager(self.target.url)
+        self.key = self.target.key()
+        self.lead_name = f"gateway-jobmanager:{clean_url(self.target.url)}"
+        self.schema = None  # the watch loop clears it after an outage; a JobManager has none
+
+    def followed(self) -> dict[str, Snap]:
+        """The jobs followed now, by job key."""
+        return ledger.load(self.store, self.key)[1]
+
+    def poll(self) -> None:
+        """One look at the JobManager; raises :class:`SourceError` when it cannot be reached."""
+        cursor, snaps = ledger.load(self.store, self.key)
+        if not snaps:
+            return  # nothing to follow: the JobManager is not asked
+        before = {key: Snap(s.state, s.job_id, s.run_job_id, s.lost_since, s.lost_sent) for key, s in snaps.items()}
+        jobs = self.source.overview()
+        now = self.clock()
+        for key, snap in list(snaps.items()):
+            seen = jobs.get(snap.job_id) or self.source.job(snap.job_id)
+            if seen is None:
+                self._unknown(key, snap, now)
+            else:
+                snap.lost_since = None
+                self._seen(key, snap, seen)
+            if snap.lost_sent or (snap.state is not None and FLINK_STATES[snap.state] in TERMINAL):
+                del snaps[key]  # its run ended: nothing more to follow
+        ledger.save(self.store, self.key, cursor or 0, snaps, before)
+
+    def _seen(self, key: str, snap: Snap, seen: dict) -> None:
+        state = str(seen.get("state") or "").upper()
+        if state not in FLINK_STATES:
+            return
+        code = FLINK_STATES.index(state)
+        if code == snap.state:
+            return
+        name = str(seen.get("name") or snap.job_id)
+        if state in REPORTED and self._is_current(key, snap):
+            started = _moment(seen.get("start-time"))
+            if state in TERMINAL and snap.state != FLINK_STATES.index("RUNNING"):
+                detail = self.source.job(snap.job_id) or {}
+                if (detail.get("timestamps") or {}).get("RUNNING"):  # it ran, perhaps between two polls
+                    self.report(JobSeen(key, name, "RUNNING", snap.job_id, started))
+            error = self.source.root_exception(snap.job_id) if state == "FAILED" else None
+            self.report(JobSeen(key, name, state, snap.job_id, started, error))
+        snap.state = code
+
+    def _unknown(self, key: str, snap: Snap, now: float) -> None:
+        """The JobManager does not know the job (404): ABORT once that lasted the grace period."""
+        snap.lost_since = snap.lost_since if snap.lost_since is not None else now
+        lasted = now - snap.lost_since
+        if lasted < self.options.lost_grace:
+            self.verbose(
+                f"{key}: unknown to the JobManager at {self.target.masked()}, ended (ABORT) only if that "
+                f"lasts {self.options.lost_grace:g}s"
+            )
+            return
+        snap.lost_sent = True
+        if self._is_current(key, snap):
+            gone = f"unknown to the JobManager for {lasted:.0f}s"
+            self.report(JobSeen(key, snap.job_id, "CANCELED", snap.job_id), f"{gone}, ended")
+
+    def _is_current(self, key: str, snap: Snap) -> bool:
+        run = runs.current_run(self.store, key)
+        return run is not None and run.run_id == snap.run_job_id
