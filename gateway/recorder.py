@@ -1,0 +1,236 @@
+"""The session recorder: what each SQL Gateway session runs, in order, and the jobs it starts.
+
+The proxy hands every call it classified (:mod:`planlineage.gateway.paths`) to :meth:`Recorder.record`
+once the gateway answered: a put on an in-memory queue, nothing more, so no client waits on the
+recorder.  One background thread takes the calls in the order they were answered and keeps, per
+session (:mod:`planlineage.gateway.ledger`, in the state store):
+
+* the properties it was opened with (``POST /sessions`` ``properties``, the handle from the answer);
+* each ``configure-session`` statement, each ``statements`` statement with its operation handle,
+  each v4 ``scripts`` script, in order (only what the gateway accepted: a 2xx answer);
+* when an answer reveals the job id of an operation (:func:`planlineage.gateway.answers.job_id`),
+  a :class:`~planlineage.gateway.records.JobSubmitted` (the statements up to that operation's,
+  the properties, the gateway's Flink version asked once from ``GET /v1/info``) handed to
+  ``on_job``, once per job id, across restarts and proxies sharing the store;
+* ``DELETE /sessions/{sh}`` ends the session's record.
+
+Order holds because the gateway's clients wait for a statement's answer (its operation handle)
+before they fetch its result, and the proxy records a call before it passes the answer on.
+Every problem here (the store, a callback, a body that is not JSON) is logged and skipped: the
+clients never see it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from planlineage import lazylog
+from planlineage.gateway import answers, ledger
+from planlineage.gateway.paths import Call, Classified
+from planlineage.gateway.records import JobSubmitted
+
+log = lazylog.getLogger("planlineage.gateway")
+
+#: Calls waiting for the recorder; when it falls this far behind, a call is dropped (and said)
+#: rather than holding a client up.
+QUEUE_LIMIT = 10_000
+_STATEMENT_KINDS = {Call.CONFIGURE_SESSION: "configure", Call.STATEMENT: "statement", Call.SCRIPT: "script"}
+_STATEMENT_FIELDS = {Call.CONFIGURE_SESSION: "statement", Call.STATEMENT: "statement", Call.SCRIPT: "script"}
+
+
+class Exchange(NamedTuple):
+    """One call the gateway answered, as the proxy saw it."""
+
+    call: Classified
+    status: int
+    request_body: bytes | None  # None: not read (too large, or a call whose request is not read)
+    response_body: bytes | None
+    at: float  # epoch seconds of the answer
+
+
+class Recorder:
+    """Records the sessions behind one gateway in ``store``; hands each job over to ``on_job``.
+
+    ``ask_version()`` asks the gateway its Flink version (``GET /v1/info``); called from the
+    background thread, at most until it answers once.
+    """
+
+    def __init__(
+        self,
+        gateway: str,
+        store: Any,
+        on_job: Callable[[JobSubmitted], object],
+        ask_version: Callable[[], str | None] | None = None,
+        *,
+        queue_limit: int = QUEUE_LIMIT,
+    ):
+        self.gateway = gateway
+        self.store = store
+        self.on_job = on_job
+        self.ask_version = ask_version
+        self.version: str | None = None
+        self.dropped = 0  # calls not recorded because the queue was full
+        self._handed: set[str] = set()  # job ids known handed over (skips the store on later pages)
+        self._queue: queue.Queue[Exchange | None] = queue.Queue(maxsize=queue_limit)
+        self._worker = threading.Thread(target=self._work, name="planlineage-gateway-recorder", daemon=True)
+        self._stopping = False
+        self._worker.start()
+
+    # -- the request path: cheap -------------------------------------------------------------
+
+    def record(self, exchange: Exchange) -> None:
+        if self._stopping:
+            return
+        try:
+            self._queue.put_nowait(exchange)
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 1000 == 0:
+                log.warning(
+                    "planlineage gateway: the recorder is %d calls behind; %d call(s) not recorded so far",
+                    self._queue.qsize(),
+                    self.dropped,
+                )
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    def close(self, timeout: float = 30.0) -> int:
+        """Record what is queued (at most ``timeout`` seconds), then stop; the calls left unrecorded."""
+        self._stopping = True
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._queue.put(None, timeout=max(0.0, deadline - time.monotonic()))
+                break
+            except queue.Full:
+                if time.monotonic() >= deadline:
+                    break
+        self._worker.join(max(0.0, deadline - time.monotonic()))
+        return self._queue.qsize() if self._worker.is_alive() else 0
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Whether every call recorded so far was processed within ``timeout`` (tests, the bench)."""
+        done = threading.Event()
+        self._queue.put(_Marker(done))  # type: ignore[arg-type]
+        return done.wait(timeout)
+
+    # -- the background thread -----------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            exchange = self._queue.get()
+            if exchange is None:
+                return
+            if isinstance(exchange, _Marker):
+                exchange.done.set()
+                continue
+            try:
+                self._apply(exchange)
+            except Exception as error:  # the store, a callback: logged, never the client's problem
+                log.warning(
+                    "planlineage gateway: could not record a %s call of session %s: %s",
+                    exchange.call.call.value,
+                    exchange.call.session or "-",
+                    _one_line(error),
+                )
+
+    def _apply(self, exchange: Exchange) -> None:
+        call, status = exchange.call, exchange.status
+        if call.call is Call.INFO:
+            if 200 <= status < 300 and self.version is None:
+                self.version = answers.flink_version(exchange.response_body)
+            return
+        if call.call is Call.RESULT:
+            if 200 <= status < 300 and call.session and call.operation:
+                found = answers.job_id(exchange.response_body)
+                if found and found not in self._handed:
+                    self._job(call.session, call.operation, found, exchange.at)
+            return
+        if not 200 <= status < 300:
+            return  # the gateway refused it: the session did not change
+        if call.call is Call.OPEN_SESSION:
+            session = answers.text_field(exchange.response_body, "sessionHandle")
+            if session:
+                properties = answers.properties(exchange.request_body)
+                self.store.write(lambda c: ledger.open_session(c, self.gateway, session, properties, exchange.at))
+        elif call.call is Call.CLOSE_SESSION and call.session:
+            session = call.session
+            self.store.write(lambda c: ledger.close_session(c, self.gateway, session))
+        elif call.call in _STATEMENT_KINDS and call.session:
+            self._statement(exchange)
+
+    def _statement(self, exchange: Exchange) -> None:
+        call = exchange.call
+        session = call.session or ""
+        text = answers.text_field(exchange.request_body, _STATEMENT_FIELDS[call.call])
+        if text is None:
+            # Not read (over the size the proxy keeps) or not JSON: the session's script has a gap
+            # from here on, which the lineage side would compile wrongly; said once per statement.
+            log.warning(
+                "planlineage gateway: a %s of session %s was not recorded (its body was not read or not JSON)",
+                call.call.value,
+                session,
+            )
+            return
+        operation = answers.text_field(exchange.response_body, "operationHandle")
+        kind = _STATEMENT_KINDS[call.call]
+        self.store.write(lambda c: ledger.append(c, self.gateway, session, kind, text, operation, exchange.at))
+
+    def _job(self, session: str, operation: str, job_id: str, at: float) -> None:
+        script = self.store.read(lambda c: ledger.script_until(c, self.gateway, session, operation))
+        if script is None:
+            self._handed.add(job_id)  # nothing to hand over; not asked again on its later pages
+            log.warning(
+                "planlineage gateway: job %s of session %s: the statement that started it was not seen "
+                "by this proxy (sent before it stood in front of the gateway?); not reported",
+                job_id,
+                session,
+            )
+            return
+        if not self.store.write(lambda c: ledger.claim_job(c, job_id, self.gateway, session, operation, at)):
+            self._handed.add(job_id)  # handed over before (before a restart, or by another proxy)
+            return
+        self._handed.add(job_id)
+        submitted = JobSubmitted(
+            gateway=self.gateway,
+            session=session,
+            operation=operation,
+            job_id=job_id,
+            statements=script.statements,
+            properties=script.properties,
+            submitted_at=at,
+            flink_version=self._flink_version(),
+        )
+        try:
+            self.on_job(submitted)
+        except Exception:
+            # Not handed over: the claim is released so the next answer naming the job tries again.
+            self._handed.discard(job_id)
+            self.store.write(lambda c: ledger.release_job(c, job_id))
+            raise
+
+    def _flink_version(self) -> str | None:
+        if self.version is None and self.ask_version is not None:
+            try:
+                self.version = self.ask_version()
+            except Exception as error:
+                log.warning("planlineage gateway: could not ask the gateway its version: %s", _one_line(error))
+        return self.version
+
+
+class _Marker(NamedTuple):
+    done: threading.Event
+
+
+def _one_line(error: BaseException) -> str:
+    from planlineage.registry.secrets import redact_text
+
+    text = " ".join(str(error).split()) or type(error).__name__
+    return redact_text(text)[:300]

@@ -1,0 +1,204 @@
+"""The proxy is transparent: every answer through it is the gateway's own, byte for byte; requests
+reach the gateway as sent; streaming streams; a gateway that is down is a 502 in its error shape;
+many clients at once; bad input (binary, huge, chunked) passes untouched, recorder on or off."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from planlineage.gateway.proxy import Upstream
+
+
+def raw_exchange(url: str, request: bytes, timeout: float = 10) -> bytes:
+    """The exact bytes of one answer to ``request`` (one request on a fresh connection)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            piece = sock.recv(65536)
+            if not piece:
+                return data
+            data += piece
+        head, _, rest = data.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:")), 0)
+        if b" 204 " in lines[0] or request.startswith(b"HEAD "):
+            length = 0
+        while len(rest) < length:
+            piece = sock.recv(65536)
+            if not piece:
+                break
+            rest += piece
+        return head + b"\r\n\r\n" + rest
+
+
+def request(method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", "Host: whoever", "Connection: close"]
+    lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    if body or method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+CALLS = [
+    request("GET", "/api_versions"),
+    request("GET", "/v1/info"),
+    request("GET", "/info"),
+    request("HEAD", "/v2/info"),
+    request("GET", "/v3/no/such/path?a=1&b=%20x"),
+    request("DELETE", "/v1/sessions/6d1d5c31-0000-4000-8000-000000000000"),
+    request("POST", "/v2/sessions/x/configure-session", b"{\"statement\": \"SET 'a' = 'b'\"}"),
+    request("POST", "/echo", b'{"statement": "SELECT 1"}', {"Content-Type": "application/json"}),
+    request("OPTIONS", "/v1/sessions"),
+    request("GET", "/slow?s=0.01"),
+    request("POST", "/v3/sessions/x/statements", b"\x00\xffnot json", {"Content-Type": "application/json"}),
+]
+
+
+@pytest.mark.parametrize("exchange", CALLS, ids=lambda r: r.split(b"\r\n")[0].decode())
+@pytest.mark.parametrize("lineage", ["off", "on"])
+def test_every_answer_through_the_proxy_is_the_gateways_own_byte_for_byte(
+    upstream, plain_proxy, recording_proxy, exchange, lineage
+):
+    proxy = plain_proxy if lineage == "off" else recording_proxy
+    direct = raw_exchange(upstream.url, exchange)
+    through = raw_exchange(proxy.url, exchange)
+    assert direct.startswith(b"HTTP/1.1 ")
+    assert through == direct
+
+
+def test_a_request_reaches_the_gateway_as_sent_but_its_hop_by_hop_headers(upstream, plain_proxy):
+    body = json.dumps({"statement": "SELECT 'ünï'"}).encode()
+    headers = {
+        "Content-Type": "application/json",
+        "X-Trace": "abc",
+        "Keep-Alive": "timeout=5",
+        "X-Hop": "dropped",
+        "Connection": "close, X-Hop",
+    }
+    lines = ["POST /v3/sessions/s1/statements?x=%2F&y= HTTP/1.1", "Host: whoever"]
+    lines += [f"{k}: {v}" for k, v in headers.items()] + [f"Content-Length: {len(body)}"]
+    raw_exchange(plain_proxy.url, ("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+    method, path, received = upstream.calls[-1]
+    assert (method, path, received) == ("POST", "/v3/sessions/s1/statements?x=%2F&y=", body)
+
+
+def test_the_gateway_sees_the_end_to_end_headers_and_its_own_host(upstream, plain_proxy):
+    seen: list = []
+    original = upstream.answer
+
+    def spy(handler, body):
+        seen.append(list(handler.headers.items()))
+        return original(handler, body)
+
+    upstream.answer = spy
+    exchange = request("GET", "/v1/info", headers={"X-Trace": "abc", "Keep-Alive": "timeout=5", "Accept": "*/*"})
+    raw_exchange(plain_proxy.url, exchange)
+    assert seen[-1] == [("Host", f"127.0.0.1:{upstream.port}"), ("X-Trace", "abc"), ("Accept", "*/*")]
+
+
+def test_a_chunked_answer_streams_piece_by_piece(upstream, plain_proxy):
+    host, port = plain_proxy.url.removeprefix("http://").split(":")
+    started = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request("GET", "/stream"))
+        first = sock.recv(65536)
+        first_after = time.monotonic() - started
+        data = first
+        while not data.endswith(b"0\r\n\r\n"):
+            piece = sock.recv(65536)
+            assert piece, "the connection ended before the last chunk"
+            data += piece
+    whole_after = time.monotonic() - started
+    assert first_after < 0.5 < whole_after  # the first piece came before the gateway had sent the rest
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert b"Transfer-Encoding: chunked" in head
+    pieces = body.split(b"\r\n")[1::2]
+    assert b"".join(pieces) == b"".join(f"piece {i}\n".encode() for i in range(5))
+
+
+def test_a_chunked_request_body_reaches_the_gateway_whole(upstream, recording_proxy):
+    payload = os.urandom(300_000)
+    chunks = b"".join(b"%X\r\n%s\r\n" % (len(p), p) for p in (payload[:1000], payload[1000:]))
+    head = "POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = raw_exchange(recording_proxy.url, head.encode() + chunks + b"0\r\n\r\n")
+    assert answer.partition(b"\r\n\r\n")[2] == payload
+
+
+@pytest.mark.parametrize("size", [1, 5 * 1024 * 1024, 20 * 1024 * 1024])
+def test_binary_and_huge_bodies_pass_untouched_with_the_recorder_on(upstream, recording_proxy, size):
+    payload = os.urandom(size)
+    exchange = request("POST", "/echo", payload, {"Content-Type": "application/octet-stream"})
+    assert raw_exchange(recording_proxy.url, exchange, timeout=60) == raw_exchange(upstream.url, exchange, timeout=60)
+
+
+def test_a_large_answer_passes_whole(upstream, plain_proxy):
+    exchange = request("GET", "/big")
+    through = raw_exchange(plain_proxy.url, exchange, timeout=30)
+    assert through == raw_exchange(upstream.url, exchange, timeout=30)
+    assert len(through) > 3 * 1024 * 1024
+
+
+def test_a_gateway_that_is_down_is_a_502_in_the_gateways_error_shape(start_proxy):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now
+    running = start_proxy(f"http://127.0.0.1:{port}")
+    answer = raw_exchange(running.url, request("POST", "/v3/sessions", b"{}"))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 502 Bad Gateway\r\n")
+    assert b"Content-Type: application/json" in head
+    errors = json.loads(body)["errors"]
+    assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0] and "cannot be reached" in errors[0]
+
+
+def test_a_kept_alive_connection_the_gateway_closed_is_replaced_unseen(upstream, plain_proxy, client_of):
+    client = client_of(plain_proxy.url)
+    assert client.call("GET", "/info")[0] == 200
+    assert plain_proxy.upstream._idle
+    for conn in plain_proxy.upstream._idle:
+        conn.sock.shutdown(socket.SHUT_RDWR)  # as if the gateway closed its idle connection
+    assert client.call("GET", "/info") == (200, {"productName": "Apache Flink", "version": "2.3.0"})
+
+
+def test_many_clients_at_once_are_served_side_by_side(upstream, recording_proxy, client_of):
+    answers: list = []
+    errors: list = []
+
+    def client_loop():
+        client = client_of(recording_proxy.url, version="")
+        try:
+            for _ in range(5):
+                answers.append(client.call("GET", "/slow?s=0.1"))
+        except Exception as error:  # collected, asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=client_loop) for _ in range(20)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    took = time.monotonic() - started
+    assert errors == []
+    assert answers == [(200, {"slow": True})] * 100
+    assert took < 5  # one at a time would take 100 x 0.1 s
+
+
+def test_the_upstream_url_shown_has_no_credentials():
+    upstream = Upstream("http://user:secret@gateway.example:8083/base/")
+    assert upstream.url == "http://gateway.example:8083/base"
+    assert (upstream.host_header, upstream.base_path) == ("gateway.example:8083", "/base")
+
+
+def test_a_url_that_is_no_http_address_is_refused_with_what_to_give():
+    with pytest.raises(ValueError, match="http://127.0.0.1:8083"):
+        Upstream("127.0.0.1:8083")
