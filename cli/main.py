@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "graph": ("graph", "draw reported lineage as one self-contained HTML page (or DOT)"),
     "ui": ("ui", "serve the lineage page live: new runs and state changes without a reload (read only)"),
     "watch": ("watch", "report the SQL jobs StreamPark and Dinky run by reading their databases (read only)"),
+    "gateway": ("gateway", "a transparent proxy in front of a Flink SQL Gateway: reports the jobs its sessions submit"),
     "store": ("store", "the state store: status, migrations"),
 }
 #: Old command names still accepted (not listed): each runs its new name's module, which says so.
