@@ -154,7 +154,7 @@ def find(
     window_ms = window_seconds * 1000
     pairs = []
     for index, job in enumerate(checked):
-        if job.job_id in matches or job.job_id in reported.gateway_jobs or job.start_ms <= 0:
+        if job.job_id in matches or job.start_ms <= 0:
             continue
         for run in reported.runs:
             if id(run) in claimed or run.started_ms is None:

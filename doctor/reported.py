@@ -12,8 +12,9 @@ Flink job: the Flink JobIDs it names, the run ids it goes by, its job names and 
 - **The state store** (read-only, as ``doctor --state`` reads it): each application's current
   run (``runs``), when it was recorded (``created``) and whether its lineage is known, with the
   Flink JobID the platform watchers keep for it (:func:`watched_job_ids`), the job ids the SQL
-  Gateway proxy handed to the lineage side (``gateway_jobs_seen``) and why a run was dropped
-  (``dropped_runs``). Only small columns are read: never the lineage documents.
+  Gateway proxy handed to the lineage side (``gateway_jobs_seen``; its runs are apps
+  ``gateway:<JobID>``) and why a run was dropped (``dropped_runs``). Only small columns are
+  read: never the lineage documents.
 """
 
 from __future__ import annotations
@@ -144,6 +145,10 @@ def _gateway_jobs(query: Callable[[str], list[dict]], tables: set[str]) -> dict[
     }
 
 
+#: The app id the SQL Gateway proxy records a job's run under: ``gateway:<Flink JobID>``
+#: (planlineage.gateway.jobmanager.JOB_KEY_PREFIX; not imported: the proxy's modules are not the doctor's).
+GATEWAY_APP_PREFIX = "gateway:"
+
 _RUNS = "SELECT app_id, run_id, job_name, created, last_event, lineage IS NOT NULL AS known FROM runs"
 
 
@@ -165,10 +170,9 @@ def _state_runs(query: Callable[[str], list[dict]], tables: set[str], reported: 
         if app_id in watched and (job_id := _job_id(watched[app_id])):
             run.job_ids.add(job_id)
             run.via = f"the platform watcher follows it as {app_id}"
-        for job_id, how in gateway.items():
-            if job_id in app_id.lower():  # the proxy's runs are keyed by their job
-                run.job_ids.add(job_id)
-                run.via = how
+        if app_id.startswith(GATEWAY_APP_PREFIX) and (job_id := _job_id(app_id[len(GATEWAY_APP_PREFIX) :])):
+            run.job_ids.add(job_id)  # the SQL Gateway proxy's run of that very job
+            run.via = gateway.get(job_id, "the SQL Gateway proxy recorded it")
         if not row["known"]:
             run.lineage = False
             run.no_lineage_why = (

@@ -405,3 +405,31 @@ def test_a_script_is_not_a_report(jobmanager, clean_env, tmp_path, capsys):
 def test_the_options_of_jobmanager_go_with_it(clean_env, tmp_path, capsys):
     assert main(["doctor", "--state", "--finished-within", "1h"]) == 2
     assert "go with --jobmanager" in capsys.readouterr().err
+
+
+def test_the_sql_gateway_proxys_runs_and_jobs(clean_env, tmp_path, capsys):
+    """The proxy records a job's run as app `gateway:<JobID>` and the job ids it took in
+    gateway_jobs_seen; one taken but never recorded as a run is listed, saying so."""
+    from planlineage.doctor.reported import GATEWAY_APP_PREFIX
+    from planlineage.gateway import ledger as gateway_ledger
+    from planlineage.gateway.jobmanager import job_key
+
+    assert job_key(UNREPORTED) == GATEWAY_APP_PREFIX + UNREPORTED  # the doctor reads the proxy's key
+    recorded, taken_only = "5f" * 16, "6a" * 16
+    store = Store()
+    settings = Settings(store)
+    settings.set("lineage.transport", "file")
+    settings.set("lineage.file", str(tmp_path / "sent.jsonl"))
+    assert runs.record_submission(store, job_key(recorded), "insert-into_x", _lineage(), "INSERT ...", settings)
+    gateway = "http://127.0.0.1:8083"
+    for job_id in (recorded, taken_only):
+        store.write(lambda conn, j=job_id: gateway_ledger.claim_job(conn, j, gateway, "session-1", "op-" + j, 1.0))
+    jobs = [_job(recorded, "insert-into_x", started=NOW_MS - 3 * 60 * MINUTE), _job(taken_only, "adhoc")]
+    with JobManager({"/jobs/overview": (200, json.dumps({"jobs": jobs}).encode())}) as server:
+        code, report = _json_report(capsys, "--jobmanager", server.url, "--state")
+    assert code == 1
+    assert {m["job_id"]: m["by"] for m in report["matched"]} == {recorded: "job id"}
+    [spot] = report["blind_spots"]
+    assert spot["job_id"] == taken_only
+    assert spot["why"].startswith("the SQL Gateway proxy took its submission (gateway http://127.0.0.1:8083, session")
+    assert spot["why"].endswith("but no run of it is recorded")
