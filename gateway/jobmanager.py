@@ -18,7 +18,8 @@ unknown to the JobManager for ``lost_grace`` seconds            ABORT
 ==============================================================  ====================
 
 A job that ran and ended between two polls still gets RUNNING (the JobManager's ``timestamps``
-say it ran) before its end.  Each event
+say it ran) before its end; an end carries the JobManager's ``end-time`` as its event time and
+RUNNING its RUNNING timestamp when the poll read them.  Each event
 is sent once: the lifecycle queues a transition once per run, and what was reported is kept in
 the store's ``watch_jobs`` table (source ``gateway:<JobManager URL>``, one row per job, its run
 id in ``run_job_id``, its last Flink state in ``state``), so a restarted proxy, or another
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from planlineage.clock import format_time
 from planlineage.lifecycle import runs
 from planlineage.watch import DEFAULT_LOST_GRACE, ledger
 from planlineage.watch.connection import SourceError
@@ -83,10 +85,22 @@ def source_key(url: str) -> str:
 
 
 def _moment(millis: Any) -> datetime | None:
-    """One of the JobManager's epoch-millisecond times (None: not set)."""
-    if not isinstance(millis, int | float) or millis <= 0:
+    """One of the JobManager's epoch-millisecond times (None: not set, ``-1`` for a running job's end)."""
+    if not isinstance(millis, int | float) or isinstance(millis, bool) or millis <= 0:
         return None
     return datetime.fromtimestamp(millis / 1000, UTC)
+
+
+def _not_before(at: str | None, recorded: str) -> str | None:
+    """``at``, or the run's recording time when the JobManager's time is earlier: the job's START
+    carries the time the run was recorded, and no later event of the run may be dated before it
+    (the times are ISO 8601 UTC with milliseconds and ``Z``: they compare as text)."""
+    return max(at, recorded) if at is not None and recorded else at
+
+
+def _event_time(millis: Any) -> str | None:
+    moment = _moment(millis)
+    return format_time(moment) if moment is not None else None
 
 
 class JobManager:
@@ -199,14 +213,19 @@ class Follower(PlatformWatcher):
         if code == snap.state:
             return
         name = str(seen.get("name") or snap.job_id)
-        if state in REPORTED and self._is_current(key, snap):
+        run = self._current(key, snap)
+        if state in REPORTED and run is not None:
             started = _moment(seen.get("start-time"))
-            if state in TERMINAL and snap.state != FLINK_STATES.index("RUNNING"):
-                detail = self.source.job(snap.job_id) or {}
-                if (detail.get("timestamps") or {}).get("RUNNING"):  # it ran, perhaps between two polls
-                    self.report(JobSeen(key, name, "RUNNING", snap.job_id, started))
+            detail = self.source.job(snap.job_id)  # once per change: its per-state times
+            times = (detail or {}).get("timestamps") or {}
+            if state in TERMINAL and snap.state != FLINK_STATES.index("RUNNING") and times.get("RUNNING"):
+                # It ran, perhaps between two polls: RUNNING first, at the JobManager's time.
+                at = _not_before(_event_time(times["RUNNING"]), run.created)
+                self.report(JobSeen(key, name, "RUNNING", snap.job_id, started, at=at))
             error = self.source.root_exception(snap.job_id) if state == "FAILED" else None
-            self.report(JobSeen(key, name, state, snap.job_id, started, error))
+            ended = (detail or seen).get("end-time") if state in TERMINAL else None
+            at = _not_before(_event_time(ended) or _event_time(times.get(state)), run.created)
+            self.report(JobSeen(key, name, state, snap.job_id, started, error, at))
         snap.state = code
 
     def _unknown(self, key: str, snap: Snap, now: float) -> None:
@@ -220,10 +239,11 @@ class Follower(PlatformWatcher):
             )
             return
         snap.lost_sent = True
-        if self._is_current(key, snap):
+        if self._current(key, snap) is not None:
             gone = f"unknown to the JobManager for {lasted:.0f}s"
             self.report(JobSeen(key, snap.job_id, "CANCELED", snap.job_id), f"{gone}, ended")
 
-    def _is_current(self, key: str, snap: Snap) -> bool:
+    def _current(self, key: str, snap: Snap) -> runs.RunRecord | None:
+        """The job's run, when it is still the one this row follows."""
         run = runs.current_run(self.store, key)
-        return run is not None and run.run_id == snap.run_job_id
+        return run if run is not None and run.run_id == snap.run_job_id else None
