@@ -99,13 +99,24 @@ def to_check(jobs: Sequence[FlinkJob], finished_within: int | None, now_ms: int)
     ]
 
 
-def names_match(reported: str, flink_name: str) -> bool:
-    """A reported job name names this Flink job: the same, or planlineage's platform-prefixed name."""
+def flink_names(reported: str) -> set[str]:
+    """The Flink job names a reported job name stands for: itself and, for planlineage's
+    platform-prefixed name (``streampark.<name>``), the name without its prefix."""
     from planlineage.history.job_names import PLATFORMS
 
-    if not flink_name:
-        return False
-    return reported == flink_name or any(reported == f"{platform}.{flink_name}" for platform in PLATFORMS)
+    platform, dot, rest = reported.partition(".")
+    return {reported, rest} if dot and rest and platform in PLATFORMS else {reported}
+
+
+def _by_name(runs: Sequence[ReportedRun]) -> dict[str, list[ReportedRun]]:
+    """The runs that have a start time, by each Flink job name they may stand for (looked up once per job)."""
+    index: dict[str, list[ReportedRun]] = {}
+    for run in runs:
+        if run.started_ms is None:
+            continue
+        for name in {flink for reported in run.job_names for flink in flink_names(reported)}:
+            index.setdefault(name, []).append(run)
+    return index
 
 
 def _by_id(job: FlinkJob, runs: Sequence[ReportedRun]) -> Match | None:
@@ -152,17 +163,15 @@ def find(
             matches[job.job_id] = found
             claimed.add(id(found.run))
     window_ms = window_seconds * 1000
+    named = _by_name(reported.runs)
     pairs = []
     for index, job in enumerate(checked):
-        if job.job_id in matches or job.start_ms <= 0:
+        if job.job_id in matches or job.start_ms <= 0 or not job.name:
             continue
-        for run in reported.runs:
-            if id(run) in claimed or run.started_ms is None:
-                continue
-            if any(names_match(name, job.name) for name in run.job_names):
-                delta = abs(run.started_ms - job.start_ms)
-                if delta <= window_ms:
-                    pairs.append((delta, index, run))
+        for run in named.get(job.name, ()):
+            delta = abs((run.started_ms or 0) - job.start_ms)
+            if id(run) not in claimed and delta <= window_ms:
+                pairs.append((delta, index, run))
     for _, index, run in sorted(pairs, key=lambda p: (p[0], p[1])):
         job = checked[index]
         if job.job_id in matches or id(run) in claimed:
@@ -180,13 +189,14 @@ def find(
                 BlindSpot(job, f"{reported.gateway_jobs[job.job_id]}, but no run of it is recorded")
             )
         else:
-            findings.blind_spots.append(BlindSpot(job, _why_unmatched(job, reported.runs, claimed, window_ms)))
+            why = _why_unmatched(job, named.get(job.name, []), claimed, window_ms)
+            findings.blind_spots.append(BlindSpot(job, why))
     return findings
 
 
-def _why_unmatched(job: FlinkJob, runs: Sequence[ReportedRun], claimed: set[int], window_ms: int) -> str:
+def _why_unmatched(job: FlinkJob, same_name: Sequence[ReportedRun], claimed: set[int], window_ms: int) -> str:
+    """Why nothing matched: ``same_name``, the reported runs of the job's name (none within the window)."""
     minutes = f"{window_ms / 60000:g} min"
-    same_name = [r for r in runs if r.started_ms is not None and any(names_match(n, job.name) for n in r.job_names)]
     why = "nothing reported names its job id"
     if job.start_ms <= 0:
         return why + " (and the JobManager gives no start time to match a name on)"

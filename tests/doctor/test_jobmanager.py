@@ -129,20 +129,18 @@ def jobmanager():
         yield server
 
 
-def _lineage() -> JobLineage:
-    source = TableLineage(table="default_catalog.default_database.src", connector="datagen", datasets=[])
+def _lineage(*sinks: str) -> JobLineage:
+    """A job reading a datagen table and writing a Kafka topic per sink (`snk` by default)."""
     from planlineage.registry import resolve
 
-    options = {"connector": "kafka", "topic": "out", "properties.bootstrap.servers": "kafka:9092"}
-    sink = TableLineage(
-        table="default_catalog.default_database.snk",
-        connector="kafka",
-        datasets=resolve(options, table="default_catalog.default_database.snk").datasets,
-    )
-    return JobLineage(
-        flink_version="2.1.0",
-        sinks=[SinkLineage(table=sink.table, connector="kafka", datasets=sink.datasets, inputs=[source])],
-    )
+    source = TableLineage(table="default_catalog.default_database.src", connector="datagen", datasets=[])
+    written = []
+    for name in sinks or ("snk",):
+        options = {"connector": "kafka", "topic": name, "properties.bootstrap.servers": "kafka:9092"}
+        table = f"default_catalog.default_database.{name}"
+        datasets = resolve(options, table=table).datasets
+        written.append(SinkLineage(table=table, connector="kafka", datasets=datasets, inputs=[source]))
+    return JobLineage(flink_version="2.1.0", sinks=written)
 
 
 @pytest.fixture
@@ -433,3 +431,32 @@ def test_the_sql_gateway_proxys_runs_and_jobs(clean_env, tmp_path, capsys):
     assert spot["job_id"] == taken_only
     assert spot["why"].startswith("the SQL Gateway proxy took its submission (gateway http://127.0.0.1:8083, session")
     assert spot["why"].endswith("but no run of it is recorded")
+
+
+def test_planlineages_own_statement_set_events_match_on_the_parents_name(tmp_path, clean_env, capsys):
+    """planlineage's events of a STATEMENT SET: a parent run and one child job per sink (named
+    `<job>.<sink>`, its parent facet naming the parent); they are one run, matched on the parent's name."""
+    from planlineage.emitter.events import build_events, to_dict
+
+    two = _lineage("snk", "snk2")
+    job_id, started = "7b" * 16, NOW_MS - 4 * MINUTE
+    built = build_events(
+        two,
+        job_name="orders-set",
+        job_namespace="planlineage",
+        run_id="01930000-0000-7000-8000-0000000000b7",
+        event_type="START",
+        event_time=_iso(started - 30_000),
+    )
+    children = [e for e in built if e.job.name != "orders-set"]
+    assert children  # the test reads real child events
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(to_dict(e)) + "\n" for e in children), encoding="utf-8")
+    with JobManager(
+        {"/jobs/overview": (200, json.dumps({"jobs": [_job(job_id, "orders-set", started=started)]}).encode())}
+    ) as server:
+        code, report = _json_report(capsys, "--jobmanager", server.url, "--events", str(path))
+    assert code == 0
+    assert [(m["job_id"], m["by"], m["run_id"]) for m in report["matched"]] == [
+        (job_id, "name and start time", "01930000-0000-7000-8000-0000000000b7")
+    ]
