@@ -113,7 +113,8 @@ class Lineage:
             with self._lock:  # one job at a time: a job handed over twice is recorded once
                 return self._job_submitted(submitted)
         except Exception as problem:  # fail-open: the proxy's worker goes on
-            self._once(f"failed:{submitted.job_id}", f"WARN job {submitted.job_id}: not reported ({_reason(problem)})")
+            why = _reason(problem)
+            self._once(f"failed:{submitted.job_id}:{why}", f"WARN job {submitted.job_id}: not reported ({why})")
             return None
 
     def start_following(self) -> None:
@@ -122,14 +123,13 @@ class Lineage:
         with self._lock:
             if self._stop is not None:
                 return
+            if self._configured():
+                urls = set(self._remembered_jobmanagers())
+                if self.jobmanager_url:
+                    urls.add(self.jobmanager_url)
+                for url in urls:
+                    self._follower(url)  # before the loop: it starts once, with all of them
             self._stop = threading.Event()
-            if not self._configured():
-                return
-            urls = set(self._remembered_jobmanagers())
-            if self.jobmanager_url:
-                urls.add(self.jobmanager_url)
-            for url in urls:
-                self._follower(url)
             self._restart_loop()
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -202,10 +202,10 @@ class Lineage:
                     flink_version=version, jars=job.jars, job_namespace=namespace,
                 ),
             )  # fmt: skip
-        except compile_queue.QueueFailed as problem:
-            runs.abandon_lineage(self.store, key, run_id)
+        except Exception as problem:  # QueueFailed (a job file that cannot be written) or worse
+            runs.abandon_lineage(self.store, key, run_id)  # never left compiling for ever
             self.say(
-                f"WARN job {job_id} {job_name}: run dropped: its compile could not be queued ({problem}); "
+                f"WARN job {job_id} {job_name}: run dropped: its compile could not be queued ({_reason(problem)}); "
                 "make that folder writable (disk space, permissions): later jobs are reported"
             )
             return None
@@ -333,7 +333,7 @@ class Lineage:
                 jobmanager.Options(lost_grace=self.lost_grace, verbose=self.verbose), say=self.say,
             )  # fmt: skip
             self._followers[clean] = follower
-            if self._stop is not None and self._thread is not None:
+            if self._stop is not None:  # following already: the loop takes this JobManager too
                 self._restart_loop()
         return follower
 
