@@ -460,3 +460,36 @@ def test_planlineages_own_statement_set_events_match_on_the_parents_name(tmp_pat
     assert [(m["job_id"], m["by"], m["run_id"]) for m in report["matched"]] == [
         (job_id, "name and start time", "01930000-0000-7000-8000-0000000000b7")
     ]
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    from databases import postgres_server
+
+    with postgres_server() as server:
+        yield server
+
+
+def test_a_shared_postgresql_store_is_read(postgres, jobmanager, clean_env, tmp_path, monkeypatch, capsys):
+    """The node's shared store (PLANLINEAGE_STORE): its runs and the watchers' snapshot, as on SQLite."""
+    from planlineage.store import open_store
+
+    url = postgres.create_database(f"doctor_jm_{tmp_path.name[-20:].replace('-', '_')}")
+    monkeypatch.setenv("PLANLINEAGE_STORE", url)
+    store = open_store()
+    settings = Settings(store)
+    settings.set("lineage.transport", "file")
+    settings.set("lineage.file", str(tmp_path / "sent.jsonl"))
+    assert runs.record_submission(store, "flink:7", "streampark.inventory", _lineage(), "INSERT ...", settings)
+    assert runs.record_submission(store, "flink:8", "streampark.platform-job", _lineage(), "INSERT ...", settings)
+    ledger.save_app(store, "mysql://streampark-db/streampark", "flink:8", ledger.Snap(state=5, job_id=BY_WATCHER))
+    code, report = _json_report(capsys, "--jobmanager", jobmanager.url, "--state")
+    assert code == 1
+    assert {m["job_id"]: m["by"] for m in report["matched"]} == {
+        BY_STATE_NAME: "name and start time",
+        BY_WATCHER: "job id",
+    }
+    assert "FAKE" not in json.dumps(report)  # the store named without its password
+    assert any(
+        "PostgreSQL" in source and "2 recorded run(s), 1 watched job id(s)" in source for source in report["sources"]
+    )
