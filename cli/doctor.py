@@ -7,12 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
-EXIT_NO_SPLITS = 0
-EXIT_SPLITS = 1
-EXIT_UNREADABLE = 2
-#: `--jobmanager`: the same three outcomes (0 every job reported, 1 blind spots listed, 2 an input or
-#: the JobManager could not be read).
-EXIT_NO_BLIND_SPOTS, EXIT_BLIND_SPOTS = EXIT_NO_SPLITS, EXIT_SPLITS
+from planlineage.errors import ExitCode
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -79,10 +74,10 @@ def cmd_doctor(args) -> int:
         return cmd_blind_spots(args)
     if args.finished_within is not None or args.match_window is not None:
         print("planlineage doctor: --finished-within and --match-window go with --jobmanager URL", file=sys.stderr)
-        return EXIT_UNREADABLE
+        return ExitCode.INPUT
     if nothing_given(args):
         print(missing("doctor"), file=sys.stderr)
-        return EXIT_UNREADABLE
+        return ExitCode.INPUT
     try:
         inputs = resolve(args)
         report = diagnose(
@@ -90,12 +85,12 @@ def cmd_doctor(args) -> int:
         )
     except UnreadableInput as error:
         print(f"planlineage doctor: {visible(str(error))}", file=sys.stderr)
-        return EXIT_UNREADABLE
+        return ExitCode.INPUT
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(render_text(report))
-    return EXIT_SPLITS if report.splits else EXIT_NO_SPLITS
+    return ExitCode.SPLITS if report.splits else ExitCode.OK
 
 
 def render_text(report) -> str:
@@ -138,7 +133,7 @@ def cmd_blind_spots(args) -> int:
             "and/or --state (the runs planlineage recorded)",
             file=sys.stderr,
         )
-        return EXIT_UNREADABLE
+        return ExitCode.INPUT
     try:
         files = list(args.events)
         for name in args.inputs:
@@ -155,7 +150,7 @@ def cmd_blind_spots(args) -> int:
             read_state(reported)
     except UnreadableInput as error:
         print(f"planlineage doctor: {visible(str(error))}", file=sys.stderr)
-        return EXIT_UNREADABLE
+        return ExitCode.INPUT
     window = args.match_window if args.match_window is not None else DEFAULT_WINDOW_SECONDS
     findings = find(
         jobs, reported, jobmanager=shown(args.jobmanager), window_seconds=window, finished_within=args.finished_within
@@ -164,7 +159,15 @@ def cmd_blind_spots(args) -> int:
         print(json.dumps(findings.to_json(), indent=2))
     else:
         print(render_blind_spots(findings))
-    return EXIT_BLIND_SPOTS if findings.blind_spots else EXIT_NO_BLIND_SPOTS
+    return ExitCode.BLIND_SPOTS if findings.blind_spots else ExitCode.OK
+
+
+def _spoken(seconds: int) -> str:
+    """A duration as it is given: `24h`, `90m`, `45s`."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def render_blind_spots(findings) -> str:
@@ -174,7 +177,7 @@ def render_blind_spots(findings) -> str:
     from planlineage.printable import visible
 
     lines = [f"read {source}" for source in findings.sources]
-    ended = f", and the ones ended in the last {findings.finished_within} s" if findings.finished_within else ""
+    ended = f", and the ones ended in the last {_spoken(findings.finished_within)}" if findings.finished_within else ""
     count = len(findings.blind_spots)
     lines.append(
         f"JobManager {findings.jobmanager}: {findings.jobs_listed} job(s) listed, {len(findings.checked)} checked "
