@@ -174,7 +174,7 @@ class Follower(PlatformWatcher):
 
     options: Options = field(default_factory=Options)
 
-    platform = "JobManager's"
+    platform = "JobManager"  # the watch loop says "the JobManager database …" (its wording is for databases)
 
     def __post_init__(self) -> None:
         self.source = JobManager(self.target.url)
