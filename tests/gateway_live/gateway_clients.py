@@ -63,21 +63,25 @@ class RestSession:
         response.raise_for_status()
         return response.json()["operationHandle"]
 
-    def result(self, operation: str, timeout: float = 120) -> dict:
-        """The operation's first page of results, once it is ready (an error answer raises)."""
+    def fetch(self, operation: str, timeout: float = 120) -> httpx.Response:
+        """The gateway's answer to the operation's first result page once it is not NOT_READY."""
         path = f"/{self.api}/sessions/{self.handle}/operations/{operation}/result/0"
         params = {"rowFormat": "JSON"} if self.api != "v1" else {}
         deadline = time.monotonic() + timeout
         while True:
             response = self.call("GET", path, params=params)
-            if response.status_code != 200:
-                raise AssertionError(f"{path}: {response.status_code} {response.text[:2000]}")
-            page = response.json()
-            if page.get("resultType") != "NOT_READY":
-                return page
+            if response.status_code != 200 or response.json().get("resultType") != "NOT_READY":
+                return response
             if time.monotonic() > deadline:
                 raise AssertionError(f"{path}: not ready after {timeout}s")
             time.sleep(0.2)
+
+    def result(self, operation: str, timeout: float = 120) -> dict:
+        """The operation's first page of results, once it is ready (an error answer raises)."""
+        response = self.fetch(operation, timeout)
+        if response.status_code != 200:
+            raise AssertionError(f"{response.url}: {response.status_code} {response.text[:2000]}")
+        return response.json()
 
     def run(self, sql: str) -> dict:
         return self.result(self.statement(sql))
