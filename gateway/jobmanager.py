@@ -44,6 +44,7 @@ from typing import Any
 
 from planlineage.clock import format_time
 from planlineage.lifecycle import runs
+from planlineage.lifecycle.run_rows import read_run
 from planlineage.watch import DEFAULT_LOST_GRACE, ledger
 from planlineage.watch.connection import SourceError
 from planlineage.watch.ledger import Snap
@@ -195,6 +196,10 @@ class Follower(PlatformWatcher):
         jobs = self.source.overview()
         now = self.clock()
         for key, snap in list(snaps.items()):
+            if self._current(key, snap) is None:
+                # Its run was dropped (no lineage: the watch loop says why) or replaced: nothing to tell.
+                del snaps[key]
+                continue
             seen = jobs.get(snap.job_id) or self.source.job(snap.job_id)
             if seen is None:
                 self._unknown(key, snap, now)
@@ -245,5 +250,7 @@ class Follower(PlatformWatcher):
 
     def _current(self, key: str, snap: Snap) -> runs.RunRecord | None:
         """The job's run, when it is still the one this row follows."""
-        run = runs.current_run(self.store, key)
+        # Read here, not through runs.current_run, which answers None when the store cannot be
+        # read: a store away is the loop's StoreError (backoff), never a run taken for gone.
+        run = self.store.read(lambda conn: read_run(conn, key))
         return run if run is not None and run.run_id == snap.run_job_id else None

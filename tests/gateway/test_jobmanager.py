@@ -210,6 +210,17 @@ def test_a_replaced_run_is_not_told_and_nothing_is_asked_without_jobs(store, jm)
     jm.add(JOB, "my job", "RUNNING")
     follow.poll()
     assert told(store) == []
+    assert follow.followed() == {}
+
+
+def test_a_run_dropped_without_lineage_is_no_longer_followed(store, jm):
+    run_id = submitted(store, jm)
+    jm.add(JOB, "my job", "RUNNING")
+    assert runs.abandon_lineage(store, jobmanager.job_key(JOB), run_id)  # its compile failed
+    follow = follower(store, jm)
+    follow.poll()
+    assert follow.followed() == {}
+    assert [call for call in jm.calls if JOB in call] == []  # its state is never asked for
 
 
 def test_the_jobmanagers_address_keeps_no_credentials():
