@@ -85,6 +85,15 @@ def script_until(conn: Any, gateway: str, session: str, operation: str) -> Scrip
     return Script(statements, properties, bool(head[1]) if head is not None else False)
 
 
+def forget_statement(conn: Any, gateway: str, session: str, operation: str) -> bool:
+    """Leave a statement the gateway failed to run out of the session's script; whether it was there."""
+    gone = conn.execute(
+        "DELETE FROM gateway_statements WHERE gateway = ? AND session = ? AND operation = ? RETURNING seq",
+        (gateway, session, operation),
+    ).fetchall()
+    return bool(gone)
+
+
 def claim_job(conn: Any, job_id: str, gateway: str, session: str, operation: str, at: float) -> bool:
     """Mark ``job_id`` handed over; False when it already was (by this proxy or another)."""
     row = conn.execute(

@@ -20,6 +20,7 @@ class Call(Enum):
     STATEMENT = "statement"  # POST /sessions/{sh}/statements: body `statement`, answer `operationHandle`
     SCRIPT = "script"  # POST /sessions/{sh}/scripts (v4): body `script`, answer `operationHandle`
     RESULT = "result"  # GET /sessions/{sh}/operations/{oh}/result/{token}: may hold the job id
+    STATUS = "status"  # GET /sessions/{sh}/operations/{oh}/status: ERROR when the statement failed
     INFO = "info"  # GET /info: the gateway's Flink version
 
 
@@ -46,6 +47,10 @@ _SHAPES: dict[str, tuple[tuple[re.Pattern[str], Call], ...]] = {
                 rf"{_VERSION}/sessions/(?P<session>{_HANDLE})/operations/(?P<operation>{_HANDLE})/result/{_HANDLE}/?"
             ),
             Call.RESULT,
+        ),
+        (
+            re.compile(rf"{_VERSION}/sessions/(?P<session>{_HANDLE})/operations/(?P<operation>{_HANDLE})/status/?"),
+            Call.STATUS,
         ),
         (re.compile(rf"{_VERSION}/info/?"), Call.INFO),
     ),

@@ -172,15 +172,25 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self.close_connection = True  # the client's streamed body was cut: so is the request upstream
             return
-        try:
-            self._relay(response, conn, call, kept)
-        except OSError:
-            self.close_connection = True  # the client went away mid-answer
-        finally:
+        released: list[bool] = []
+
+        def release() -> None:
+            """The connection back to the pool once the answer was read whole (before the client
+            has it: its next call may reuse it), else closed; once."""
+            if released:
+                return
+            released.append(True)
             if response.will_close or not response.isclosed():
                 conn.close()  # the gateway closes it, or its answer was not read to the end
             else:
                 upstream.give_back(conn)
+
+        try:
+            self._relay(response, call, kept, release)
+        except OSError:
+            self.close_connection = True  # the client went away mid-answer
+        finally:
+            release()
 
     def _request_body(self, call: Classified | None):
         """``(body, length, chunked, copy)``: the body as bytes, or pieces to stream; the copy the
@@ -255,11 +265,12 @@ class _Handler(BaseHTTPRequestHandler):
             if chunked:
                 conn.send(b"0\r\n\r\n")
 
-    def _relay(self, response: http.client.HTTPResponse, conn, call: Classified | None, kept: bytes | None) -> None:
+    def _relay(self, response: http.client.HTTPResponse, call: Classified | None, kept: bytes | None, release) -> None:
         status = response.status
         headers = _end_to_end(response.getheaders(), response.headers.get_all("Connection") or ())
         if self.command == "HEAD" or status in _NO_BODY_STATUSES or 100 <= status < 200:
             response.read()
+            release()
             self._record(call, status, kept, None)
             self._write_head(status, response.reason, headers, None)
             return
@@ -270,6 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
             except (OSError, http.client.HTTPException):
                 self.close_connection = True  # the gateway broke off: so does the answer to the client
                 return
+            release()
             self._record(call, status, kept, data)
             self._write_head(status, response.reason, headers, data)
             return

@@ -38,6 +38,7 @@ log = lazylog.getLogger("planlineage.gateway")
 #: Calls waiting for the recorder; when it falls this far behind, a call is dropped (and said)
 #: rather than holding a client up.
 QUEUE_LIMIT = 10_000
+_ANSWERED_KEPT = 100_000
 _STATEMENT_KINDS = {Call.CONFIGURE_SESSION: "configure", Call.STATEMENT: "statement", Call.SCRIPT: "script"}
 _STATEMENT_FIELDS = {Call.CONFIGURE_SESSION: "statement", Call.STATEMENT: "statement", Call.SCRIPT: "script"}
 
@@ -75,6 +76,7 @@ class Recorder:
         self.version: str | None = None
         self.dropped = 0  # calls not recorded because the queue was full
         self._handed: set[str] = set()  # job ids known handed over (skips the store on later pages)
+        self._answered: dict[str, None] = {}  # operations whose result came (in order, the oldest dropped)
         self._queue: queue.Queue[Exchange | None] = queue.Queue(maxsize=queue_limit)
         self._worker = threading.Thread(target=self._work, name="planlineage-gateway-recorder", daemon=True)
         self._stopping = False
@@ -147,11 +149,9 @@ class Recorder:
             if 200 <= status < 300 and self.version is None:
                 self.version = answers.flink_version(exchange.response_body)
             return
-        if call.call is Call.RESULT:
-            if 200 <= status < 300 and call.session and call.operation:
-                found = answers.job_id(exchange.response_body)
-                if found and found not in self._handed:
-                    self._job(call.session, call.operation, found, exchange.at)
+        if call.call in (Call.RESULT, Call.STATUS):
+            if call.session and call.operation:
+                self._operation(call.call, call.session, call.operation, status, exchange)
             return
         if not 200 <= status < 300:
             return  # the gateway refused it: the session did not change
@@ -182,6 +182,38 @@ class Recorder:
         operation = answers.text_field(exchange.response_body, "operationHandle")
         kind = _STATEMENT_KINDS[call.call]
         self.store.write(lambda c: ledger.append(c, self.gateway, session, kind, text, operation, exchange.at))
+
+    def _operation(self, call: Call, session: str, operation: str, status: int, exchange: Exchange) -> None:
+        """A statement's result or status: its job id, or that it failed.
+
+        The gateway accepts any statement (an operation handle) and runs it afterwards: one that
+        fails answers its first fetch with an error (500), or its status with ERROR.  Such a
+        statement changed nothing in the session, so it is left out of the session's script (it
+        would make every later compile fail).  A result answered once (not NOT_READY) was run:
+        a later error (the operation closed, the session gone) does not undo it."""
+        ok = 200 <= status < 300
+        if call is Call.STATUS:
+            if ok and answers.text_field(exchange.response_body, "status") == "ERROR":
+                self._failed(session, operation)
+            return
+        if not ok:
+            if operation not in self._answered:
+                self._failed(session, operation)
+            return
+        if answers.text_field(exchange.response_body, "resultType") in ("PAYLOAD", "EOS"):
+            self._answered[operation] = None
+            if len(self._answered) > _ANSWERED_KEPT:
+                del self._answered[next(iter(self._answered))]
+        found = answers.job_id(exchange.response_body)
+        if found and found not in self._handed:
+            self._job(session, operation, found, exchange.at)
+
+    def _failed(self, session: str, operation: str) -> None:
+        if self.store.write(lambda c: ledger.forget_statement(c, self.gateway, session, operation)):
+            log.warning(
+                "planlineage gateway: a statement of session %s failed at the gateway; left out of its script",
+                session,
+            )
 
     def _job(self, session: str, operation: str, job_id: str, at: float) -> None:
         script = self.store.read(lambda c: ledger.script_until(c, self.gateway, session, operation))

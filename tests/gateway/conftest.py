@@ -1,9 +1,13 @@
 """A loopback server answering like the Flink SQL Gateway's REST API, and the proxy in front of it.
 
-The answers have the shapes of Flink 2.3's ``flink-sql-gateway`` REST handlers (session and
-operation handles, ``jobID`` and the one-row ``job id`` result of an INSERT, v1 without ``jobID``),
-plus a few paths only tests call: a chunked answer sent in pieces with pauses, an echo of any
-body, a large answer, and a slow one.
+The answers have the shapes the real gateways gave (Flink 2.3.0 and 1.20, recorded in
+``real_answers.json``): session and operation handles, ``Connection: keep-alive`` on every answer,
+an INSERT's result with ``jobID`` and the one-row ``job id`` result, no ``jobID`` key for a
+statement that starts no job, a statement the gateway cannot run accepted (an operation handle)
+and failing at its first fetch (500).  Its v1 answers have the older shape of Flink 1.16, without
+``jobID`` (1.20 and 2.3 answer v1 as v2), so that reading is tested too.  Plus a few paths only
+tests call: a chunked answer sent in pieces with pauses, an echo of any body, a large answer,
+and a slow one.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class FakeSqlGateway:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, bytes]] = []
         self.jobs: dict[str, str] = {}  # operation handle -> job id
+        self.failing: set[str] = set()  # operations whose fetch fails (a statement the gateway cannot run)
+        self.not_ready: set[str] = set()  # operations whose next fetch answers NOT_READY
         self.version = "2.3.0"
         owner = self
 
@@ -75,6 +81,7 @@ class FakeSqlGateway:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=UTF-8")
                 self.send_header("Access-Control-Allow-Origin", "*")
+                self.send_header("Connection", "keep-alive")  # as the real gateway (Netty) sends it
                 for name, content in extra:
                     self.send_header(name, content)
                 self.send_header("Content-Length", str(len(body)))
@@ -130,14 +137,16 @@ class FakeSqlGateway:
                 return handler._json(
                     400, {"errors": ["Request did not match expected format ExecuteStatementRequestBody."]}
                 )
-            if statement.strip().upper().startswith("BAD"):
-                return handler._json(500, {"errors": ["Internal server error.", "<Exception on server side>"]})
             operation = str(uuid.uuid4())
+            if statement.strip().upper().startswith("BAD"):
+                self.failing.add(operation)  # accepted; its fetch fails, as the real gateway's does
             if statement.strip().upper().startswith(JOB_STARTING):
                 self.jobs[operation] = uuid.uuid4().hex
             return handler._json(200, {"operationHandle": operation})
         if len(rest) == 6 and rest[2] == "operations" and rest[4] == "result":
             return self._result(handler, version, rest[1], rest[3], int(rest[5]))
+        if len(rest) == 5 and rest[2] == "operations" and rest[4] == "status":
+            return handler._json(200, {"status": "ERROR" if rest[3] in self.failing else "FINISHED"})
         if rest == ["echo"]:
             extra = [("Content-Type", handler.headers.get("Content-Type") or "application/octet-stream")]
             handler.send_response(200)
@@ -169,10 +178,21 @@ class FakeSqlGateway:
     def _result(self, handler, version, session: str, operation: str, token: int) -> None:
         job = self.jobs.get(operation)
         prefix = f"/{version}" if version else ""
+        if operation in self.not_ready:
+            self.not_ready.discard(operation)
+            value = {"resultType": "NOT_READY", "isQueryResult": False, "resultKind": "SUCCESS"}
+            value.update({"results": {"columns": [], "data": []}, "nextResultUri": handler.path})
+            return handler._json(200, value)
+        if operation in self.failing:
+            errors = [
+                "Internal server error.",
+                "<Exception on server side:\nSqlGatewayException: Failed to fetchResults.",
+            ]
+            return handler._json(500, {"errors": errors})
         if token > 0 or job is None:
             results = {"columns": [{"name": "result", "logicalType": {"type": "VARCHAR"}, "comment": None}]}
             results.update({"rowFormat": "JSON", "data": [{"kind": "INSERT", "fields": ["OK"]}] if token == 0 else []})
-            value = {"resultType": "EOS" if token else "PAYLOAD", "isQueryResult": False, "jobID": None}
+            value = {"resultType": "EOS" if token else "PAYLOAD", "isQueryResult": False}  # no jobID key, as real
             value.update({"resultKind": "SUCCESS", "results": results, "nextResultUri": None})
         else:
             value = {

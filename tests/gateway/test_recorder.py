@@ -141,15 +141,51 @@ def test_a_refused_or_unreadable_statement_is_not_recorded_and_the_client_sees_t
 ):
     client = client_of(recording_proxy.url)
     session = client.open()
-    status, answer = client.call("POST", f"/sessions/{session}/statements", {"statement": "BAD SQL"})
-    assert (status, answer) == (500, {"errors": ["Internal server error.", "<Exception on server side>"]})
     client.conn.request("POST", f"/v3/sessions/{session}/statements", body=b"\x00\xff\xfe", headers={})
     response = client.conn.getresponse()
     assert response.status == 400 and b"ExecuteStatementRequestBody" in response.read()
+    status, answer = client.call("POST", f"/sessions/{session}/configure-session", {"statement": 7})
+    assert status == 200  # the fake accepts it; the recorder cannot read a statement that is no text
     operation = client.run(session, "INSERT INTO t SELECT 1")
     client.fetch(session, operation)
     settle(recording_proxy)
     assert [job.statements for job in recording_proxy.jobs] == [("INSERT INTO t SELECT 1",)]
+
+
+@pytest.mark.parametrize("how", ["fetch", "fetch after NOT_READY", "status"])
+def test_a_statement_the_gateway_failed_to_run_is_left_out_of_the_script(
+    upstream, store, recording_proxy, client_of, how
+):
+    client = client_of(recording_proxy.url)
+    session = client.open()
+    client.run(session, "CREATE TABLE t (x INT) WITH ('connector' = 'blackhole')")
+    failed = client.run(session, "BAD STATEMENT")  # accepted, as the real gateway accepts it
+    if how == "status":
+        assert client.call("GET", f"/sessions/{session}/operations/{failed}/status") == (200, {"status": "ERROR"})
+    else:
+        if how == "fetch after NOT_READY":
+            upstream.not_ready.add(failed)
+            assert client.fetch(session, failed)["resultType"] == "NOT_READY"
+        status, answer = client.call("GET", f"/sessions/{session}/operations/{failed}/result/0")
+        assert status == 500 and answer["errors"][0] == "Internal server error."
+    operation = client.run(session, "INSERT INTO t SELECT 1")
+    client.fetch(session, operation)
+    settle(recording_proxy)
+    assert [job.statements for job in recording_proxy.jobs] == [
+        ("CREATE TABLE t (x INT) WITH ('connector' = 'blackhole')", "INSERT INTO t SELECT 1")
+    ]
+
+
+def test_a_statement_whose_result_came_stays_when_a_later_fetch_fails(upstream, store, recording_proxy, client_of):
+    client = client_of(recording_proxy.url)
+    session = client.open()
+    created = client.run(session, "CREATE TABLE t (x INT) WITH ('connector' = 'blackhole')")
+    client.fetch(session, created)
+    upstream.failing.add(created)  # as a fetch of an operation closed since answers
+    assert client.call("GET", f"/sessions/{session}/operations/{created}/result/0")[0] == 500
+    client.fetch(session, client.run(session, "INSERT INTO t SELECT 1"))
+    settle(recording_proxy)
+    assert [len(job.statements) for job in recording_proxy.jobs] == [2]
 
 
 def test_a_job_whose_statement_the_proxy_never_saw_is_not_handed_over(upstream, recording_proxy, client_of):
