@@ -245,3 +245,37 @@ def test_nothing_raises_into_the_proxy(store, jm, monkeypatch):
     assert any("writes no table" in line for line in lines)
     assert any("disk on fire" in line for line in lines)
     assert Counter(line.split(":")[0] for line in lines)  # each said, none raised
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    from databases import postgres_server
+
+    with postgres_server() as started:
+        yield started
+
+
+def test_two_proxies_on_one_postgresql_store_report_a_job_once(planner, server, jm, postgres, monkeypatch):
+    from planlineage.store import open_store
+
+    monkeypatch.setenv("PLANLINEAGE_STORE", postgres.create_database(f"gw{os.getpid()}"))
+    monkeypatch.setenv("PLANLINEAGE_LINEAGE_ADDRESS", server.address)
+    sent = statements("union_all")
+    planner.record(job_script.build(sent).sql, "union_all")
+    jm.add(JOB, "job", "RUNNING", STARTED)
+    one, two = open_store(), open_store()  # two proxies behind a balancer, one shared store
+    first, second = lineage(one, jm.url, []), lineage(two, jm.url, [])
+    run_id = first.job_submitted(submitted(sent, jm.url))
+    assert run_id is not None
+    assert second.job_submitted(submitted(sent, jm.url)) == run_id  # the job was recorded by the first
+    first.start_following()
+    second.start_following()
+    try:
+        wait_for(lambda: "RUNNING" in kinds(server, run_id, "job"), what="RUNNING")
+        jm.set_state(JOB, "FINISHED")
+        wait_for(lambda: "COMPLETE" in kinds(server, run_id, "job"), what="COMPLETE")
+    finally:
+        first.stop()
+        second.stop()
+    assert kinds(server, run_id, "job") == ["START", "RUNNING", "COMPLETE"]
+    assert max(server.keys().values()) == 1
