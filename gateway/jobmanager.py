@@ -136,13 +136,20 @@ class JobManager:
         return answer if isinstance(answer, dict) else None
 
     def root_exception(self, job_id: str) -> str | None:
-        """The first line of the failed job's root exception, or None."""
+        """The first line of the failed job's root exception, or None: ``root-exception`` (Flink
+        1.x), else the newest entry of ``exceptionHistory`` (the only one Flink 2.x keeps)."""
         try:
             answer = self._get(f"/jobs/{job_id}/exceptions") or {}
         except SourceError:
             return None
-        text = (answer.get("root-exception") or "").strip() if isinstance(answer, dict) else ""
-        return text.splitlines()[0][:500] if text else None
+        if not isinstance(answer, dict):
+            return None
+        text = answer.get("root-exception") or ""
+        entries = (answer.get("exceptionHistory") or {}).get("entries") or []
+        if not text and entries and isinstance(entries[0], dict):
+            text = entries[0].get("stacktrace") or entries[0].get("exceptionName") or ""
+        lines = str(text).strip().splitlines()
+        return lines[0][:500] if lines else None
 
     def close(self) -> None:
         """Nothing to close (one connection per call); the watch loop calls it after an outage."""

@@ -20,6 +20,7 @@ class FakeJobManager:
         self.jobs: dict[str, dict] = {}
         self.sessions: dict[str, dict[str, str]] = {}  # handle -> merged configuration
         self.calls: list[str] = []
+        self.flink2_exceptions = False  # Flink 2.x answers only the exception history
         self.port = 0
         self._server: ThreadingHTTPServer | None = None
         self._lock = threading.Lock()
@@ -83,9 +84,14 @@ class FakeJobManager:
                 if job is None:
                     return 404, {"errors": ["Job could not be found."]}
                 if parts[2:] == ["exceptions"]:
+                    trace = "java.lang.RuntimeException: boom\n\tat Somewhere"
+                    entry = {"exceptionName": "java.lang.RuntimeException", "stacktrace": trace, "timestamp": 1}
+                    if self.flink2_exceptions:  # Flink 2.x: the exception history only
+                        return 200, {"exceptionHistory": {"entries": [entry], "truncated": False}}
                     return 200, {
-                        "root-exception": "java.lang.RuntimeException: boom\n\tat Somewhere",
+                        "root-exception": trace,
                         "all-exceptions": [],
+                        "exceptionHistory": {"entries": [entry]},
                     }
                 return 200, dict(job, vertices=[], plan={"nodes": []})
         return 404, {"errors": ["Not found."]}

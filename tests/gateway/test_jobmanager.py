@@ -121,8 +121,11 @@ def test_a_job_that_ran_and_ended_between_two_polls_gets_running_first(store, jm
     assert [event for event, _, _ in told(store)] == ["RUNNING", "COMPLETE"]
 
 
-@pytest.mark.parametrize(("state", "event"), [("FAILED", "FAIL"), ("CANCELED", "ABORT")])
-def test_a_failed_or_cancelled_job_ends_its_run_once(store, jm, state, event):
+@pytest.mark.parametrize(
+    ("state", "event", "flink2"), [("FAILED", "FAIL", False), ("FAILED", "FAIL", True), ("CANCELED", "ABORT", False)]
+)
+def test_a_failed_or_cancelled_job_ends_its_run_once(store, jm, state, event, flink2):
+    jm.flink2_exceptions = flink2
     submitted(store, jm)
     jm.add(JOB, "my job", "RUNNING")
     follow = follower(store, jm)
