@@ -13,7 +13,8 @@ submitted is compiled from:
 3. the submitting statement: an ``INSERT`` (or ``EXECUTE INSERT``), a ``CREATE TABLE … AS``,
    an ``EXECUTE STATEMENT SET BEGIN … END``, or the SQL client's ``BEGIN STATEMENT SET;`` …
    ``END;`` block (then the last statement is ``END``, and the INSERTs since ``BEGIN`` are the
-   job's).
+   job's); a v4 script (one recorded entry of several statements) is the job with its sinks,
+   its other statements filtered as the session's.
 
 Left out: what only reads or shows (``SELECT`` and ``WITH`` queries, ``SHOW``, ``DESCRIBE``,
 ``EXPLAIN``, ``EXECUTE PLAN``) and the statements that submitted *other* jobs (earlier INSERTs,
@@ -68,6 +69,10 @@ class NotReportable(ValueError):
     """The session's statements hold no job to report (one line saying why)."""
 
 
+class NoSink(NotReportable):
+    """The job writes no table: a query's (``SELECT``) job, which every query of a session starts."""
+
+
 @dataclass
 class JobScript:
     """What the compile of one submitted job is given, and the job's Flink name."""
@@ -100,14 +105,21 @@ def build(statements: Iterable[str], properties: Mapping[str, str] | None = None
     last = parsed[-1]
     unit, before = _submitting_unit(parsed)
     if not any(s.kind in script.SINKS for s in unit):
-        raise NotReportable(f"its statement `{_short(last[-1].sql)}` writes no table (a query's job has no sink)")
+        raise NoSink(f"its statement `{_short(last[-1].sql)}` writes no table (a query's job has no sink)")
     opening = {str(k): str(v) for k, v in (properties or {}).items()}
     conf = dict(opening)
     jars: list[str] = []
     warnings: list[str] = []
     kept = [quoted_set(key, value) for key, value in opening.items()]
     catalog, database = DEFAULT_CATALOG, DEFAULT_DATABASE
-    for statement in before:
+    sinks: list[str] = []
+    for statement, own in [(s, False) for s in before] + [(s, True) for s in unit]:
+        if own and (statement.kind in script.SINKS or statement.kind is Kind.STATEMENT_SET_MARKER):
+            kept.append(statement.sql)  # the job's own statements, as sent
+            sinks.append(_sink_name(statement.sql, catalog, database))
+            sinks.extend(_statement_set_sinks(statement, catalog, database))
+            continue
+        # Before the job, and a v4 script's other statements: what shapes the session only.
         if statement.kind in _LEFT_OUT:
             continue
         if statement.kind is Kind.ADD_JAR:
@@ -124,14 +136,11 @@ def build(statements: Iterable[str], properties: Mapping[str, str] | None = None
         elif statement.words[:1] == ["USE"]:
             catalog, database = _use(statement.sql, catalog, database)
         kept.append(statement.for_planner())
-    kept.extend(s.sql for s in unit)
-    sinks = [_sink_name(s.sql, catalog, database) for s in unit if s.kind in script.SINKS]
-    sinks.extend(_statement_set_sinks(unit, catalog, database))
     return JobScript(
         sql="".join(f"{sql};\n" for sql in kept),
         jars=jars,
         pipeline_name=conf.get(PIPELINE_NAME) or None,
-        default_name=flink_default_name([s for s in sinks if s]),
+        default_name=flink_default_name([name for name in sinks if name]),
         conf=conf,
         warnings=warnings,
     )
@@ -158,18 +167,13 @@ def _submitting_unit(parsed: list[list[script.Statement]]) -> tuple[list[script.
     return flat[start:], flat[:start]
 
 
-def _statement_set_sinks(unit: list[script.Statement], catalog: str, database: str) -> list[str]:
-    """The targets of an ``EXECUTE STATEMENT SET BEGIN … END``'s INSERTs."""
-    names: list[str] = []
-    for statement in unit:
-        if statement.kind is not Kind.STATEMENT_SET:
-            continue
-        body = re.sub(r"(?is)^\s*EXECUTE\s+STATEMENT\s+SET\s+BEGIN", "", statement.sql)
-        body = re.sub(r"(?is)\bEND\s*$", "", body)
-        for inner in script.split(body):
-            if inner.kind is Kind.INSERT:
-                names.append(_sink_name(inner.sql, catalog, database))
-    return [n for n in names if n]
+def _statement_set_sinks(statement: script.Statement, catalog: str, database: str) -> list[str]:
+    """The targets of an ``EXECUTE STATEMENT SET BEGIN … END``'s INSERTs ([] for anything else)."""
+    if statement.kind is not Kind.STATEMENT_SET:
+        return []
+    body = re.sub(r"(?is)^\s*EXECUTE\s+STATEMENT\s+SET\s+BEGIN", "", statement.sql)
+    body = re.sub(r"(?is)\bEND\s*$", "", body)
+    return [_sink_name(inner.sql, catalog, database) for inner in script.split(body) if inner.kind is Kind.INSERT]
 
 
 def _unquote(part: str) -> str:

@@ -156,7 +156,8 @@ class Lineage:
         try:
             job = job_script.build(submitted.statements, submitted.properties)
         except job_script.NotReportable as why:
-            self.say(f"job {job_id}: not reported: {why}")
+            if self.verbose or not isinstance(why, job_script.NoSink):  # a query's job: every SELECT starts one
+                self.say(f"job {job_id}: not reported: {why}")
             return None
         for warning in job.warnings:
             self._once(f"jar:{job_id}:{warning}", f"WARN job {job_id}: {warning}")

@@ -144,3 +144,27 @@ def test_properties_become_sets_the_planner_reads_back_exactly():
     assert first.kind is script.Kind.SET and first.set_pair == ("pipeline.name", value)
     assert quoted_set("k'", "v") == "SET 'k''' = 'v'"
     assert job.job_name == value
+
+
+def test_a_v4_script_is_one_entry_whose_sinks_are_the_job_and_whose_other_statements_are_filtered(tmp_path):
+    jar = tmp_path / "udf.jar"
+    jar.write_bytes(b"PK")
+    whole = f"""
+        SET 'pipeline.name' = 'scripted';
+        ADD JAR '{jar}';
+        USE CATALOG cat;
+        {SINK};
+        SELECT 1;
+        SHOW TABLES;
+        INSERT INTO snk SELECT 1;
+    """
+    job = build(["SET 'table.local-time-zone' = 'UTC'", whole])
+    assert statements_of(job.sql) == [
+        "SET 'table.local-time-zone' = 'UTC'",
+        "SET 'pipeline.name' = 'scripted'",
+        "USE CATALOG cat",
+        SINK,
+        "INSERT INTO snk SELECT 1",
+    ]
+    assert job.jars == [str(jar)]
+    assert job.job_name == "scripted" and job.default_name == "insert-into_cat.default_database.snk"

@@ -234,7 +234,9 @@ def test_nothing_raises_into_the_proxy(store, jm, monkeypatch):
     lines: list[str] = []
     side = lineage(store, jm.url, lines)
     assert side.job_submitted(submitted(["INSERT INTO t SELECT 1"], jm.url, job_id="not-a-job-id")) is None
-    assert side.job_submitted(submitted(["SELECT 1"], jm.url)) is None
+    assert side.job_submitted(submitted(["SELECT 1"], jm.url)) is None  # a query's job: quiet
+    assert not any("writes no table" in line for line in lines)
+    assert side.job_submitted(submitted(["INSERT INTO t SELECT 1", "END"], jm.url)) is None
     assert side.job_submitted(JobSubmitted("", "", "", JOB, statements=None)) is None  # type: ignore[arg-type]
 
     def broken(*_args, **_kwargs):
@@ -242,8 +244,12 @@ def test_nothing_raises_into_the_proxy(store, jm, monkeypatch):
 
     monkeypatch.setattr(compile_queue, "start", broken)
     assert side.job_submitted(submitted(["CREATE TABLE t (a INT)", "INSERT INTO t SELECT 1"], jm.url)) is None
-    assert any("writes no table" in line for line in lines)
+    assert any("closes no BEGIN STATEMENT SET" in line for line in lines)
     assert any("disk on fire" in line for line in lines)
+    talkative = lineage(store, jm.url, lines)
+    talkative.verbose = True
+    assert talkative.job_submitted(submitted(["SELECT 1"], jm.url, job_id="1" * 32)) is None
+    assert any("writes no table" in line for line in lines)
     assert Counter(line.split(":")[0] for line in lines)  # each said, none raised
 
 
