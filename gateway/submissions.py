@@ -1,7 +1,7 @@
 """The lineage side of ``planlineage gateway``: a job a session submitted → a lifecycle run, its
 compile, START per sink, then its states at the JobManager.
 
-The proxy's CLI makes one :class:`Lineage` and calls it from its background worker, never on a
+The proxy's CLI makes one :class:`Lineage` and calls it from its recording thread, never on a
 client's request path::
 
     lineage = Lineage(store, settings, jobmanager_url=None, say=print)
@@ -54,7 +54,7 @@ from planlineage.watch import DEFAULT_INTERVAL, DEFAULT_LOST_GRACE, ledger
 log = logging.getLogger("planlineage.gateway")
 
 #: How long a submission waits for the JobManager to show the job's start time, when the run id
-#: of openlineage-flink's listener is derived from it (in the background worker, never a client).
+#: of openlineage-flink's listener is derived from it (on the recording thread, never a client's call).
 START_TIME_WAIT = 10.0
 NO_JOBMANAGER = "gateway:(no JobManager address)"  # the dedupe rows of jobs that cannot be followed
 
@@ -112,7 +112,7 @@ class Lineage:
                 return None  # nothing until configured: not a request, not a row
             with self._lock:  # one job at a time: a job handed over twice is recorded once
                 return self._job_submitted(submitted)
-        except Exception as problem:  # fail-open: the proxy's worker goes on
+        except Exception as problem:  # fail-open: the proxy's recording thread goes on
             why = _reason(problem)
             self._once(f"failed:{submitted.job_id}:{why}", f"WARN job {submitted.job_id}: not reported ({why})")
             return None
