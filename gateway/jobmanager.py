@@ -215,7 +215,8 @@ class Follower(PlatformWatcher):
                 self._seen(key, snap, seen)
             if snap.lost_sent or (snap.state is not None and FLINK_STATES[snap.state] in TERMINAL):
                 del snaps[key]  # its run ended: nothing more to follow
-        ledger.save(self.store, self.key, cursor or 0, snaps, before)
+        if snaps != before:  # a poll where nothing moved writes nothing
+            ledger.save(self.store, self.key, cursor or 0, snaps, before)
 
     def _seen(self, key: str, snap: Snap, seen: dict) -> None:
         state = str(seen.get("state") or "").upper()
