@@ -278,6 +278,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not response.chunked and declared is not None and declared.isdigit() and int(declared) <= WHOLE_LIMIT:
             try:
                 data = response.read()
+            except http.client.IncompleteRead as cut:
+                # The gateway broke off mid-answer: the client gets the same, what came and no more.
+                self.close_connection = True
+                self._write_head(status, response.reason, headers, cut.partial)
+                return
             except (OSError, http.client.HTTPException):
                 self.close_connection = True  # the gateway broke off: so does the answer to the client
                 return

@@ -168,6 +168,14 @@ class FakeSqlGateway:
                 time.sleep(0.2)
             handler.wfile.write(b"0\r\n\r\n")
             return None
+        if rest == ["broken"]:  # breaks off in the middle of its answer
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", "100")
+            handler.end_headers()
+            handler.wfile.write(b'{"cut": "here')
+            handler.close_connection = True
+            return None
         if rest == ["big"]:
             return handler._json(200, {"data": "x" * (3 * 1024 * 1024)})
         if rest == ["slow"]:

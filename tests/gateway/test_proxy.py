@@ -171,6 +171,13 @@ def test_a_gateway_that_is_down_is_a_502_in_the_gateways_error_shape(start_proxy
     assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0] and "cannot be reached" in errors[0]
 
 
+def test_a_gateway_breaking_off_mid_answer_breaks_the_clients_answer_off_alike(upstream, plain_proxy):
+    exchange = request("GET", "/broken")
+    direct, through = raw_exchange(upstream.url, exchange), raw_exchange(plain_proxy.url, exchange)
+    assert direct.endswith(b'\r\n\r\n{"cut": "here')  # 13 bytes of the 100 announced, then the end
+    assert through == direct
+
+
 def test_a_kept_alive_connection_the_gateway_closed_is_replaced_unseen(upstream, plain_proxy, client_of):
     client = client_of(plain_proxy.url)
     assert client.call("GET", "/info")[0] == 200
