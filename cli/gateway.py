@@ -84,14 +84,17 @@ def _lineage(upstream, args):
         values = settings.list()
         on = settings.configured()
     except StoreError as error:
-        return None, f"lineage off: the settings cannot be read ({error}); a plain proxy, nothing recorded", _nothing
+        return None, f"lineage off: the state store cannot be used ({error}); a plain proxy, nothing recorded", _nothing
     if not on:
         return None, f"lineage off: {not_configured(values)}; a plain proxy, nothing recorded", _nothing
     from planlineage.gateway.recorder import Recorder
     from planlineage.store import open_store
 
-    store = open_store()
-    on_job, stop = lineage_side(store, settings, args.jobmanager)
+    try:
+        store = open_store()
+        on_job, stop = lineage_side(store, settings, args.jobmanager)
+    except StoreError as error:  # fail-open: the clients are served all the same
+        return None, f"lineage off: the state store cannot be used ({error}); a plain proxy, nothing recorded", _nothing
     recorder = Recorder(upstream.url, store, on_job, upstream.ask_version)
     where = f"; job states from {args.jobmanager}" if args.jobmanager else ""
     return recorder, f"lineage on: {describe_target(values)}; sessions kept in {store.describe()}{where}", stop

@@ -132,3 +132,17 @@ def test_listen_addresses(given, expected):
 def test_a_listen_address_without_a_port_says_what_to_give(given):
     with pytest.raises(ValueError, match="give HOST:PORT"):
         parse_listen(given)
+
+
+def test_a_state_store_that_cannot_be_used_leaves_a_plain_proxy_that_says_why(
+    clean_env, tmp_path, monkeypatch, upstream, client_of
+):
+    monkeypatch.setenv("OPENLINEAGE_URL", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("PLANLINEAGE_STORE", "mysql://nowhere/db")  # not a store planlineage can use
+    command = Command(upstream.url, tmp_path)
+    session, operation = drive_a_session(client_of, command.url)
+    assert client_of(command.url, "v2").fetch(session, operation)["jobID"] == upstream.jobs[operation]
+    code, lines = command.interrupt()
+    assert code == 0
+    assert lines[1].startswith("planlineage gateway: lineage off: the state store cannot be used (PLANLINEAGE_STORE: ")
+    assert lines[1].endswith("; a plain proxy, nothing recorded")
