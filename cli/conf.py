@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 
 from planlineage.cli.messages import say_notices, warn
-
-EXIT_OK = 0
+from planlineage.errors import ExitCode
 
 
 def _conf(args, merge) -> int:
@@ -29,7 +28,7 @@ def _conf(args, merge) -> int:
         out = data
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def cmd_spark_conf(args) -> int:

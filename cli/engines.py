@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-EXIT_OK = 0
+from planlineage.errors import ExitCode
 
 
 def cmd_flink(args) -> int:
@@ -25,10 +25,10 @@ def _engine_versions(command: str, args, ensure, list_installed) -> int:
     if command == "list":
         for minor, info in list_installed().items():
             print(f"{minor:<5} {info['version']:<7} {info['state']:<14} {info['path']}")
-        return EXIT_OK
+        return ExitCode.OK
     for version in args.versions:
         ensure(version, force=True)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> None:

@@ -9,9 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from planlineage.errors import EXIT_INPUT, InputError
-
-EXIT_OK = 0
+from planlineage.errors import ExitCode, InputError
 
 
 def _read_script(path: str) -> str:
@@ -19,7 +17,7 @@ def _read_script(path: str) -> str:
     naming the line when it is not UTF-8 text, or saying the cap when it is over it, unread."""
     from planlineage import script as sql_script
     from planlineage import script_size
-    from planlineage.errors import ExtractError
+    from planlineage.errors import ExtractError, ScriptError, ScriptTooLarge
 
     try:
         limit = script_size.max_bytes()
@@ -31,9 +29,9 @@ def _read_script(path: str) -> str:
         return sql_script.decode(data)
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}.") from None
-    except script_size.ScriptTooLarge as error:
+    except ScriptTooLarge as error:
         raise ExtractError(f"{path} is not analysed: {error}") from None
-    except sql_script.ScriptError as error:
+    except ScriptError as error:
         raise ExtractError(f"{path} cannot be read: {error}", error.line) from None
 
 
@@ -49,7 +47,7 @@ def _identity_config(args):
 
 def _terminated(signum, frame) -> None:
     """SIGTERM unwinds like Ctrl-C: the planner JVM this command started is stopped with it."""
-    raise SystemExit(128 + signum)
+    raise SystemExit(ExitCode.TERMINATED)  # the handler is SIGTERM's only: 128 + its number
 
 
 def cmd_extract(args) -> int:
@@ -80,7 +78,7 @@ def cmd_extract(args) -> int:
         output = _from_warm_planner(args, script, fmt)
         if output is not None:
             sys.stdout.write(output)
-            return _said(no_lineage, EXIT_OK)
+            return _said(no_lineage, ExitCode.OK)
         head_start = _head_start(args.flink_version)
     lazylog.load()  # the work is done here: its modules log through logging, set up first
     try:
@@ -142,7 +140,7 @@ def _extract_here(args, script: str, fmt: str, planner) -> int:
 
     lineage = _lineage_here(args, script, planner, args.columns)
     sys.stdout.write(render(lineage, fmt, args.script[0]))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _lineage_here(args, script: str, planner, columns: bool):
@@ -215,6 +213,8 @@ def _from_warm_planner(args, script: str, fmt: str, columns: bool | None = None)
         return None
     if issubclass(kind, errors.ExtractError):
         raise kind(error["message"], error["line"])
+    if any("__init__" in vars(c) for c in kind.__mro__ if issubclass(c, errors.PlanlineageError)):
+        return None  # not built from its message alone (ScriptTooLarge): the command answers itself
     raise kind(error["message"])
 
 
@@ -235,8 +235,8 @@ def cmd_backfill(args, reporter=None) -> int:
         columns=args.columns or reporter is not None,  # events carry column lineage, as submit's do
         out=reporter.lines(sys.stdout) if reporter is not None else sys.stdout,
     )
-    delivered = reporter.finish() if reporter is not None else EXIT_OK
-    return EXIT_INPUT if failed else delivered
+    delivered = reporter.finish() if reporter is not None else ExitCode.OK
+    return ExitCode.INPUT if failed else delivered
 
 
 def _events_lineage(args, script: str):
@@ -282,7 +282,7 @@ def cmd_identity(args) -> int:
             indent=2,
         )
     )
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _spark_conf_pair(text: str) -> str:

@@ -10,9 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planlineage.errors import EXIT_ENVIRONMENT, InputError
-
-EXIT_OK = 0
+from planlineage.errors import ExitCode, InputError
 
 #: How long `extract --send` delivers before it leaves the rest in the outbox and says so.
 SEND_SECONDS = 10.0
@@ -112,7 +110,7 @@ class EventReporter:
         events = [event for _, built in self.runs for event in built]
         if not events:
             print("planlineage: no event to write or send.", file=sys.stderr)
-            return EXIT_OK
+            return ExitCode.OK
         jobs = f"{len(events)} event(s) of {len(self.runs)} job(s)"
         if self.args.events:
             from planlineage.script_events import append_events
@@ -120,7 +118,7 @@ class EventReporter:
             append_events(self.args.events, events)
             print(f"planlineage: appended {jobs} to {visible(self.args.events)}", file=sys.stderr)
         if not self.args.send:
-            return EXIT_OK
+            return ExitCode.OK
         from planlineage.script_events import send_events
 
         delivered, waiting = send_events(self.runs, self.settings, SEND_SECONDS)
@@ -132,9 +130,9 @@ class EventReporter:
                 "`planlineage flush` delivers them later, `planlineage store status` shows why they wait.",
                 file=sys.stderr,
             )
-            return EXIT_ENVIRONMENT
+            return ExitCode.ENVIRONMENT
         print(f"planlineage: sent {jobs} through the {kind} transport", file=sys.stderr)
-        return EXIT_OK
+        return ExitCode.OK
 
 
 def _script_text(path: str) -> str | None:

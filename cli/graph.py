@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-EXIT_OK = 0
-EXIT_FAILED = 2
+from planlineage.errors import ExitCode
 
 
 def configure(name: str, parser) -> None:
@@ -44,14 +43,14 @@ def cmd_graph(args) -> int:
 
     if nothing_given(args):
         print(missing("graph"), file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.INPUT
     if args.format == "html" and not args.out:
         print("planlineage graph: give --out lineage.html (the page is one file).", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.INPUT
     limit = MAX_NODES if args.max_nodes is None else args.max_nodes
     if limit < 1:
         print("planlineage graph: --max-nodes must be at least 1.", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.INPUT
     try:
         inputs = resolve(args)
         graph = build(
@@ -64,16 +63,16 @@ def cmd_graph(args) -> int:
         )
     except UnreadableInput as error:
         print(f"planlineage graph: {visible(str(error))}", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.INPUT
     except KeyError as unknown:
         if args.namespace and unknown.args == (args.namespace,):
             print(f"planlineage graph: no job or dataset in namespace {args.namespace!r}.", file=sys.stderr)
         else:
             print(f"planlineage graph: no job named {args.job!r} (nor a STATEMENT SET of that name).", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.INPUT
     if not graph.jobs and not graph.datasets:
         print("planlineage graph: nothing to draw: the inputs hold no job and no dataset.", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.INPUT
     nodes = drawn_nodes(graph)
     data = page_data(graph, limit=limit) if args.format == "html" else None
     if nodes > limit:  # a first picture, never nothing: the busiest part, and a search over all
@@ -93,13 +92,13 @@ def cmd_graph(args) -> int:
         text = render_dot(focus_graph(graph, limit=limit)[0])
     if not args.out:
         sys.stdout.write(text)
-        return EXIT_OK
+        return ExitCode.OK
     try:
         Path(args.out).write_text(text, encoding="utf-8")
     except OSError as error:
         print(f"planlineage graph: cannot write {visible(args.out)}: {error.strerror or error}", file=sys.stderr)
-        return EXIT_FAILED
+        return ExitCode.INPUT
     from planlineage.graph.view import summary
 
     print(f"wrote {visible(args.out)}: {summary(graph)}", file=sys.stderr)  # the page's header says the same
-    return EXIT_OK
+    return ExitCode.OK

@@ -24,9 +24,7 @@ import os
 import sys
 
 from planlineage.cli.messages import say_notices, warn
-
-EXIT_OK = 0
-EXIT_USAGE = 2
+from planlineage.errors import ExitCode, StoreError
 
 #: Bounds (seconds) of the commands that deliver inline, counted from the process's start
 #: (interpreter start-up, imports and recovery included): delivery gets what is left.
@@ -83,7 +81,7 @@ def _fail_open(fn):
         lazylog.on_load(_redact_logs)  # when logging loads, if it does
         say_notices()
         fail_open(what)(fn)(args)
-        return EXIT_OK
+        return ExitCode.OK
 
     return run
 
@@ -95,7 +93,6 @@ def cmd_submit(args) -> None:
     from planlineage.lifecycle import spool
     from planlineage.settings import Settings
     from planlineage.store import open_store
-    from planlineage.store.sqlite import StoreError
 
     store = open_store()
     settings = Settings(store)
@@ -164,8 +161,6 @@ def _say_not_configured(settings) -> None:
 def _script_limit(settings, script_size, outage: Exception | None) -> int:
     """The script size cap; its default while the shared store is away (the submission is kept
     in the spool all the same, and the compile service checks the cap again)."""
-    from planlineage.store.sqlite import StoreError  # loaded already: the store was opened
-
     if outage is None:
         try:
             return script_size.max_bytes(settings.get(script_size.MAX_BYTES_KEY))
@@ -228,7 +223,6 @@ def _recovered_store(bound: float):
 @_fail_open
 def cmd_state(args) -> None:
     from planlineage.lifecycle import runs
-    from planlineage.store.sqlite import StoreError
 
     try:
         store = _recovered_store(STATE_FLUSH_SECONDS)

@@ -15,10 +15,7 @@ import os
 import sys
 
 from planlineage import __version__, deprecated, lazylog
-from planlineage.errors import PlanlineageError
-
-EXIT_OK = 0
-EXIT_FAILED = 1
+from planlineage.errors import ExitCode, PlanlineageError
 
 #: command -> (module under planlineage.cli, help text); in the order `--help` lists them.  A
 #: command without help text (internal or deprecated) is accepted but not listed.  Each module's
@@ -126,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError as error:  # the reader went away (`| head -1`), from any command or its --help
         if not _reader_left():  # not stdout: a connection of the command's own closed
             print(f"planlineage: the other end closed the connection ({error.strerror or error})", file=sys.stderr)
-            return EXIT_FAILED
+            return ExitCode.CONNECTION_CLOSED
         return reader_gone()
 
 
@@ -151,11 +148,18 @@ def _main(argv: list[str] | None) -> int:
     args = (build_parser(only) if only is not None else listing_parser()).parse_args(argv)
     try:
         return args.run(args)
-    except PlanlineageError as error:  # the one place an error becomes a message and an exit code
-        print(f"planlineage: {error}", file=sys.stderr)
-        return error.exit_code
+    except PlanlineageError as error:
+        return failed(error)
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
+
+
+def failed(error: PlanlineageError) -> int:
+    """The one place an error a command ended with becomes what the user reads and the exit code:
+    one line on stderr (the message says what was wrong and what to do), the code its class
+    chooses (planlineage.errors). No command catches these to say them itself."""
+    print(f"planlineage: {error}", file=sys.stderr)
+    return error.exit_code
 
 
 def reader_gone() -> int:
@@ -171,7 +175,7 @@ def reader_gone() -> int:
         os.close(devnull)
     except (AttributeError, ValueError, OSError):  # no stdout (None) or one without a descriptor
         pass
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def console() -> None:

@@ -7,8 +7,7 @@ import argparse
 import json
 
 from planlineage import deprecated
-
-EXIT_OK = 0
+from planlineage.errors import ExitCode
 
 
 def cmd_planner(args) -> int:
@@ -21,17 +20,17 @@ def cmd_planner(args) -> int:
         for version in args.flink_version_list or [None]:
             info = warm.start(version, limits, args.idle_timeout)
             print(f"Flink {info['flink_version']} warm planner running (pid {info['pid']}, {info['socket']})")
-        return EXIT_OK
+        return ExitCode.OK
     if args.planner_command == "stop":
         stopped = warm.stop(args.flink_version)
         print(f"{stopped} warm planner(s) stopped")
-        return EXIT_OK
+        return ExitCode.OK
     planners = warm.status()
     if not planners:
         print("no warm planner running")
     for info in planners:
         print(json.dumps(info))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def cmd_old_name(name: str):

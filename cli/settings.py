@@ -11,15 +11,13 @@ from __future__ import annotations
 import sys
 
 from planlineage.cli.messages import say_notices
-
-EXIT_OK = 0
-EXIT_USAGE = 2
+from planlineage.errors import ExitCode
 
 
 def cmd_settings(args) -> int:
+    """A SettingError or StoreError is said by cli.main with its exit code (2)."""
     from planlineage import home
-    from planlineage.settings import SettingError, Settings, masked
-    from planlineage.store.sqlite import StoreError
+    from planlineage.settings import Settings, masked
 
     settings = Settings()
     try:
@@ -36,7 +34,7 @@ def cmd_settings(args) -> int:
         elif args.settings_command == "get":
             value, origin = settings.source(args.key)
             if value is None:
-                return 1
+                return ExitCode.NOT_SET
             print(masked(args.key, value))  # secrets and URL credentials never printed back
         else:
             for key, (value, origin) in settings.list_masked().items():
@@ -47,9 +45,6 @@ def cmd_settings(args) -> int:
         for problem in settings.problems:  # a sealed token: its new key, or no key on this node
             print(f"planlineage: {problem}", file=sys.stderr)
         say_notices()
-    except (SettingError, StoreError) as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except BrokenPipeError:  # stdout's reader left (`| head -1`): main() ends quietly, not a settings problem
         raise
     except OSError as error:
@@ -58,15 +53,15 @@ def cmd_settings(args) -> int:
             f"planlineage: cannot write {where}: {error.strerror or error}; check the folder's permissions",
             file=sys.stderr,
         )
-        return EXIT_USAGE
-    return EXIT_OK
+        return ExitCode.INPUT
+    return ExitCode.OK
 
 
 def _check_library_kind(raw: str) -> None:
     """A transport name planlineage does not build itself must be one openlineage-python's factory
     knows (a dotted class path is imported where events are sent, not here)."""
     from planlineage.emitter.transport_kinds import TRANSPORT_KINDS, check_kind
-    from planlineage.settings import SettingError
+    from planlineage.errors import SettingError
 
     try:
         kind = check_kind(raw)

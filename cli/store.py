@@ -3,32 +3,25 @@
 from __future__ import annotations
 
 import json
-import sys
 
-from planlineage.store.sqlite import StoreError
-
-EXIT_OK = 0
-EXIT_FAILED = 2
+from planlineage.errors import ExitCode
 
 
 def cmd_store(args) -> int:
+    """A store that cannot be used is a StoreError, said once by cli.main with its exit code."""
     from planlineage.store import open_store, status
 
-    try:
-        store = open_store()
-        if args.store_command == "migrate":
-            before, after = store.migrate()
-            if before == after:
-                print(f"{store.describe()}: schema at version {after}, nothing to do")
-            else:
-                print(f"{store.describe()}: schema migrated from version {before} to {after}")
-            return EXIT_OK
-        data = status.collect(store)
-    except StoreError as error:
-        print(f"planlineage: {error}", file=sys.stderr)
-        return EXIT_FAILED
+    store = open_store()
+    if args.store_command == "migrate":
+        before, after = store.migrate()
+        if before == after:
+            print(f"{store.describe()}: schema at version {after}, nothing to do")
+        else:
+            print(f"{store.describe()}: schema migrated from version {before} to {after}")
+        return ExitCode.OK
+    data = status.collect(store)
     print(json.dumps(data, indent=2) if args.json else status.render(data))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def configure(name: str, parser) -> None:

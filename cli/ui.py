@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sys
 
-EXIT_OK = 0
-EXIT_FAILED = 2
+from planlineage.errors import ExitCode
 
 
 def configure(name: str, parser) -> None:
@@ -30,15 +29,15 @@ def cmd_ui(args) -> int:
     from planlineage.cli.page_inputs import missing, nothing_given, resolve
     from planlineage.doctor import UnreadableInput
     from planlineage.graph import page_data
-    from planlineage.graph.server import LiveGraph, WeakToken, is_loopback, resolve_token, serve
+    from planlineage.graph.server import LiveGraph, is_loopback, resolve_token, serve
     from planlineage.printable import visible
 
     if nothing_given(args):
         _say(missing("ui"))
-        return EXIT_FAILED
+        return ExitCode.INPUT
     if not 0 <= args.port <= 65535:
         _say("planlineage ui: --port must be between 0 and 65535.")
-        return EXIT_FAILED
+        return ExitCode.INPUT
     try:
         inputs = resolve(args)
         live = LiveGraph(
@@ -51,12 +50,8 @@ def cmd_ui(args) -> int:
         live.refresh()
     except UnreadableInput as error:
         _say(f"planlineage ui: {visible(str(error))}")
-        return EXIT_FAILED
-    try:
-        token, generated = resolve_token(args.host)
-    except WeakToken as error:
-        _say(f"planlineage ui: {error}")
-        return EXIT_FAILED
+        return ExitCode.INPUT
+    token, generated = resolve_token(args.host)  # a weak lineage.ui-token: said by cli.main, exit 2
 
     def ready(server) -> None:
         host, port = server.server_address[:2]
@@ -78,7 +73,7 @@ def cmd_ui(args) -> int:
             f"planlineage ui: cannot listen on {visible(args.host)}:{args.port}: {error.strerror or error}; "
             "pick another --port (or 0 for a free one)"
         )
-        return EXIT_FAILED
+        return ExitCode.INPUT
     except KeyboardInterrupt:
-        return EXIT_OK
-    return EXIT_OK
+        return ExitCode.OK
+    return ExitCode.OK

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-EXIT_OK = 0
-EXIT_USAGE = 2
+from planlineage.errors import ExitCode
 
 
 def _say(line: str) -> None:
@@ -25,9 +24,9 @@ def _say(line: str) -> None:
 
 
 def cmd_watch(args) -> int:
+    from planlineage.errors import StoreError
     from planlineage.settings import Settings
     from planlineage.store import open_store
-    from planlineage.store.sqlite import StoreError
     from planlineage.streampark import URL_ENV
     from planlineage.streampark.watcher import Options, Watcher, selection
     from planlineage.watch.connection import SourceError
@@ -42,7 +41,7 @@ def cmd_watch(args) -> int:
         since, zone = _history_options(args)
     except (UrlError, ValueError) as error:
         _say(str(error))
-        return EXIT_USAGE
+        return ExitCode.INPUT
     options = Options(
         apps=args.apps,
         workspace=args.streampark_workspace,
@@ -62,16 +61,12 @@ def cmd_watch(args) -> int:
             for problem in report.problems:
                 print(f"PROBLEM: {problem}")
             ok = ok and report.ok
-        return EXIT_OK if ok else EXIT_USAGE
-    try:
-        if not settings.configured():
-            from planlineage.openlineage_config import not_configured
+        return ExitCode.OK if ok else ExitCode.INPUT
+    if not settings.configured():  # a store that cannot be used: said by cli.main, exit 2
+        from planlineage.openlineage_config import not_configured
 
-            _say(f"nothing to do: {not_configured(settings.list())}")
-            return EXIT_USAGE
-    except StoreError as error:
-        _say(str(error))
-        return EXIT_USAGE
+        _say(f"nothing to do: {not_configured(settings.list())}")
+        return ExitCode.INPUT
     watchers = [
         Watcher(target, store, settings, options, say=_say)
         if target.platform == "StreamPark"
@@ -82,7 +77,7 @@ def cmd_watch(args) -> int:
         _say(f"watching {', '.join(t.masked() for t in targets)} every {args.interval:g}s")
         with _provisioning_shown():
             run_forever(watchers, args.interval)
-        return EXIT_OK
+        return ExitCode.OK
     with _provisioning_shown():
         for watcher in watchers:
             try:
@@ -95,7 +90,7 @@ def cmd_watch(args) -> int:
                 _say(str(error))
             finally:
                 watcher.close()
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _replay_history(watcher, since, timeout: float) -> None:

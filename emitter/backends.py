@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from planlineage.emitter.transport_kinds import check_kind
-from planlineage.emitter.transports import Transport, TransportConfigError, create_transport
+from planlineage.emitter.transports import Transport, create_transport
+from planlineage.errors import TransportConfigError
 
-log = logging.getLogger("planlineage.emitter")
+log = logging.getLogger(__name__)
 
 COMPOSITE = "composite"
 _CHILD_ONLY = ("type", "name", "priority")  # what the composite reads; the rest configures the child

@@ -76,7 +76,7 @@ from planlineage.emitter.transports.base import Delivered, RetryLater, Transport
 from planlineage.store.node import new_holder
 from planlineage.store.sqlite import Store
 
-log = logging.getLogger("planlineage.emitter")
+log = logging.getLogger(__name__)
 
 
 @dataclass

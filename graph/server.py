@@ -30,6 +30,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, quote, urlsplit
 
+from planlineage.errors import WeakToken
+
 from .connections import BoundedServer, SocketWriter
 from .html import render_shell
 from .live import CHECK_SECONDS, SHARED_STORE_SECONDS, LiveGraph
@@ -49,10 +51,6 @@ TOKEN_SETTING = "lineage.ui-token"
 #: The shortest token served beyond loopback: the audit of issue #38 found a one-character
 #: lineage.ui-token accepted, guessed at the first few tries (a generated one has 32 characters).
 MIN_TOKEN = 16
-
-
-class WeakToken(ValueError):
-    """The lineage.ui-token set is too short to guard the lineage; the message says what to do."""
 
 
 def is_loopback(host: str) -> bool:

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 from planlineage.lifecycle.planner_pool import PlannerPool
 from planlineage.store.sqlite import Store
 
-log = logging.getLogger("planlineage.compile_service")
+log = logging.getLogger(__name__)
 
 LOCK_NAME = service_start.LOCK_NAME
 PIDS_NAME = "compile-service.pids"
@@ -95,7 +95,7 @@ def default_planners() -> int:
 
 
 def max_planners(settings) -> int:
-    from planlineage.store.sqlite import StoreError
+    from planlineage.errors import StoreError
 
     try:
         value = int(float(settings.get("lineage.compile-planners") or 0))
@@ -356,8 +356,8 @@ class Service:
                 self.last_work = time.monotonic()
 
     def _replay_spool(self) -> None:
+        from planlineage.errors import StoreError
         from planlineage.lifecycle import runs
-        from planlineage.store.sqlite import StoreError
 
         if time.monotonic() < self.spool_retry_at:
             return

@@ -15,11 +15,12 @@ from typing import Any
 
 from planlineage.emitter import outbox
 from planlineage.emitter.backends import Backend, opened
+from planlineage.errors import StoreError
 from planlineage.lifecycle.runs import close_replaced, fail_open, materialize, replay_spooled
 from planlineage.settings import Settings
-from planlineage.store.sqlite import Store, StoreError
+from planlineage.store.sqlite import Store
 
-log = logging.getLogger("planlineage.emitter")
+log = logging.getLogger(__name__)
 
 
 #: Work a delivery pass turns into events first: transitions recorded, replaced runs to close.

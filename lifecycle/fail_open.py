@@ -11,16 +11,14 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from planlineage import lazylog
+from planlineage.errors import StoreError, TransportConfigError
 
-log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
+log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _reason(error: Exception) -> str:
     """A store, transport-configuration or OS problem says itself; anything else is named by type."""
-    from planlineage.emitter.transports import TransportConfigError
-    from planlineage.store.sqlite import StoreError
-
     if isinstance(error, (StoreError, TransportConfigError, OSError)):
         return str(error)
     return f"{type(error).__name__}: {error}"

@@ -36,7 +36,7 @@ MAX_ATTEMPTS = 2
 LOG_NAME = "compile-service.log"
 LOG_MAX_BYTES = 1_000_000
 
-log = lazylog.getLogger("planlineage.compile_service")  # logging loads only when something is logged
+log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 
 
 def _env_float(name: str, default: float) -> float:
@@ -91,8 +91,8 @@ def submit_job(
     says why and what to do, so that the application's run is never left compiling for ever.
     """
     from planlineage.emitter.run_ids import new_run_id
+    from planlineage.errors import StoreError
     from planlineage.lifecycle import runs, spool
-    from planlineage.store.sqlite import StoreError
 
     job = new_compile_job(
         app_id=app_id,

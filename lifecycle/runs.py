@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from planlineage import lazylog
 from planlineage.clock import utc_now
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES, new_run_id
+from planlineage.errors import StoreError
 from planlineage.lifecycle import spool
 from planlineage.lifecycle.fail_open import fail_open
 from planlineage.lifecycle.run_rows import (
@@ -48,7 +49,7 @@ from planlineage.lifecycle.run_rows import (
     snapshot,
     until_unchanged,
 )
-from planlineage.store.sqlite import Store, StoreError
+from planlineage.store.sqlite import Store
 
 ATTACH_RETRY_PAUSES = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds: a busy store, waited out in the background
 
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from planlineage.lifecycle.job_files import CompileJob
     from planlineage.settings import Settings
 
-log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
+log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 
 STATE_EVENTS: dict[str, str] = {
     "FINISHED": "COMPLETE",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from planlineage import lazylog
 
-log = lazylog.getLogger("planlineage.compile_service")  # logging loads only when something is logged
+log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 
 LOCK_NAME = "compile-service.lock"
 COMMAND = "_compile-service"

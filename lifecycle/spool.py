@@ -28,7 +28,7 @@ from typing import Any
 from planlineage import lazylog
 from planlineage.store.sqlite import Store
 
-log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
+log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 
 FOLDER = "spool"
 #: Kept while lineage is configured on a shared store: a submission made while the store is away

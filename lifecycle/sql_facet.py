@@ -15,7 +15,7 @@ from planlineage.store.sqlite import Store
 if TYPE_CHECKING:
     from planlineage.document import JobLineage
 
-log = logging.getLogger("planlineage.emitter")
+log = logging.getLogger(__name__)
 
 
 #: Default cap of the SQL facet (``lineage.sql-max-bytes``): every event of a run carries it.

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from enum import Enum
 
+from planlineage.errors import ScriptError
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # annotations only: submit and a warm extract load this module, typing costs them ~5 ms
     from typing import Literal
@@ -84,14 +86,6 @@ class Statement:
             prefix = self.kind is Kind.STATEMENT_SET and not body.lstrip().upper().startswith("EXECUTE")
             return "EXECUTE " + body if prefix else body
         return self.sql
-
-
-class ScriptError(ValueError):
-    """The script cannot be split (an unterminated string or comment)."""
-
-    def __init__(self, message: str, line: int):
-        super().__init__(f"line {line}: {message}")
-        self.line = line
 
 
 #: `COMPILE PLAN 'file' [IF NOT EXISTS] FOR` / `COMPILE AND EXECUTE PLAN 'file' FOR` before an

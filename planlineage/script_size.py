@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from planlineage.errors import ScriptTooLarge
+
 #: Scripts larger than this many bytes are not compiled (the setting ``lineage.script-max-bytes``,
 #: or its environment variable, which ``extract`` reads too): a 50 MB string literal took a JVM
 #: past 1 GB and held the compile service's planner for minutes, while real jobs are kilobytes.
@@ -12,18 +14,8 @@ MAX_BYTES_KEY = "lineage.script-max-bytes"
 MAX_BYTES_ENV = "PLANLINEAGE_LINEAGE_SCRIPT_MAX_BYTES"
 
 
-class ScriptTooLarge(ValueError):
-    """The script is over the size cap; the message says by how much and which setting raises it."""
-
-    def __init__(self, size: int | None, limit: int):
-        measured = f" {size:,} bytes," if size is not None else ""  # None: a pipe, not read to its end
-        super().__init__(
-            f"the script is{measured} over the limit of {limit:,} bytes ({MAX_BYTES_KEY}, "
-            f"environment {MAX_BYTES_ENV}): it is not compiled and has no lineage; raise the limit "
-            "to analyse it"
-        )
-        self.size = size
-        self.limit = limit
+def _too_large(size: int | None, limit: int) -> ScriptTooLarge:
+    return ScriptTooLarge(size, limit, MAX_BYTES_KEY, MAX_BYTES_ENV)
 
 
 def max_bytes(value: str | None = None) -> int:
@@ -43,7 +35,7 @@ def check_size(script: str | bytes, limit: int) -> None:
     if isinstance(script, str) and size <= limit < 4 * size:  # only then can the encoding decide
         size = len(script.encode("utf-8", "surrogatepass"))
     if size > limit:
-        raise ScriptTooLarge(size, limit)
+        raise _too_large(size, limit)
 
 
 def read_capped(handle, limit: int) -> bytes:
@@ -54,8 +46,8 @@ def read_capped(handle, limit: int) -> bytes:
     except (OSError, AttributeError, ValueError):
         size = 0
     if size > limit:
-        raise ScriptTooLarge(size, limit)
+        raise _too_large(size, limit)
     data = handle.read(limit + 1)  # a pipe, or a file that grew: never more than the cap
     if len(data) > limit:
-        raise ScriptTooLarge(None, limit)
+        raise _too_large(None, limit)
     return data

@@ -34,6 +34,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from planlineage.errors import Damaged, SealError, WrongKey
+
 PREFIX = "sealed:v2:"  # what seal() writes
 _V1 = "sealed:v1:"
 KEY_FILE = "store.key"
@@ -42,18 +44,6 @@ _NONCE = 12  # AES-GCM's standard nonce size
 _GCM_TAG = 16
 _V1_NONCE = 16
 _V1_TAG = 32
-
-
-class SealError(ValueError):
-    """A sealed value that cannot be opened here (message secret-free, says what to do)."""
-
-
-class WrongKey(SealError):
-    """Sealed with a key this node does not hold: copy the key from the node that set it."""
-
-
-class Damaged(SealError):
-    """The sealed text was altered or cut: no key opens it; set the value again."""
 
 
 def key_path(home: Path) -> Path:
@@ -112,7 +102,7 @@ def _warn_readable(path: Path, mode: int) -> None:
     _warned.add(str(path))
     from planlineage import lazylog
 
-    lazylog.getLogger("planlineage.emitter").warning(
+    lazylog.getLogger(__name__).warning(
         "planlineage: the store key %s can be read by other users (mode %s): "
         "whoever reads it and the store reads the lineage token; run `chmod 600 %s`",
         path,

@@ -36,17 +36,14 @@ from urllib.parse import urlsplit
 from planlineage import home, lazylog, openlineage_config
 from planlineage.clock import utc_now
 from planlineage.emitter.transport_kinds import BUILTIN, HTTP_ENDPOINT, check_kind
+from planlineage.errors import Damaged, SealError, SettingError, StoreError, StoreUrlError, WrongKey
 from planlineage.known_settings import REQUEUE_KEYS, SETTINGS, SETTINGS_FILE, Setting
 from planlineage.openlineage_config import is_configured, namespace_of  # also imported from here by callers
 
-log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
+log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
-
-
-class SettingError(ValueError):
-    """An unknown key or an invalid value (message is secret-free)."""
 
 
 def env_name(key: str) -> str:
@@ -102,7 +99,7 @@ def normalize(key: str, value: str) -> str:
 
         try:
             return store_url.normalize(value)
-        except store_url.StoreUrlError as error:
+        except StoreUrlError as error:
             raise SettingError(f"lineage.store: {error}") from None
     if key == "lineage.ui-token" and 0 < len(value) < 16:  # graph.server.MIN_TOKEN: guessed in a few tries
         raise SettingError(
@@ -203,13 +200,13 @@ class Settings:
             try:
                 keys = sealed.load_keys(self.home, self.environ)
                 if not keys:
-                    raise sealed.WrongKey(f"{name} in the shared store is sealed and this node has no store key")
+                    raise WrongKey(f"{name} in the shared store is sealed and this node has no store key")
                 opened[name] = sealed.unseal(name, value, keys)
                 if sealed.needs_reseal(value, keys):
                     self._reseal(name, value, sealed.seal(name, opened[name], keys[0]))
-            except sealed.SealError as error:
+            except SealError as error:
                 del opened[name]
-                if isinstance(error, sealed.Damaged):
+                if isinstance(error, Damaged):
                     message = f"{error}; until then {name} is not used"
                 else:
                     message = (
@@ -225,7 +222,6 @@ class Settings:
         """A value sealed by an earlier release, or with a key that is no longer the current one,
         sealed again with the current key, only if nobody changed it meanwhile (a node with the
         key reads it first: the rotation completes as nodes read their settings)."""
-        from planlineage.store.sqlite import StoreError
 
         def swap(conn) -> None:
             conn.execute(
@@ -384,7 +380,7 @@ class Settings:
 
             try:
                 secret = sealed.load_key(self.home, self.environ)
-            except sealed.SealError as error:
+            except SealError as error:
                 raise SettingError(str(error)) from None
             if secret is None:
                 self._refuse_a_second_key(key)

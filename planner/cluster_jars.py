@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from planlineage.errors import InputError
+from planlineage.errors import FlinkHomeError
 
 #: Flink's own distribution (lib/ and opt/ of the binary release) and its logging jars.
 _DISTRIBUTION = re.compile(
@@ -31,10 +31,6 @@ _DISTRIBUTION = re.compile(
 _OPT_WANTED = re.compile(
     r"connector|catalog|format|cdc|paimon|iceberg|hudi|hive|sql-(?:avro|parquet|orc|protobuf)", re.I
 )
-
-
-class FlinkHomeError(InputError, ValueError):
-    """The given Flink home is not a folder with a lib/ folder."""
 
 
 def cluster_jars(flink_home: str | None) -> list[str]:

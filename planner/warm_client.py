@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # annotations only: the command line's warm `extract` loads this module without typing's cost
     from planlineage.planner.protocol import CompileAnswer, CompileRequest, ExtractAnswer, ExtractRequest
 
-log = lazylog.getLogger("planlineage.warm")  # the warm `extract` logs nothing when all goes well
+log = lazylog.getLogger(__name__)  # the warm `extract` logs nothing when all goes well
 
 PLANNER_DIR_ENV = "PLANLINEAGE_PLANNER_DIR"
 CONNECT_TIMEOUT = 0.5

@@ -23,7 +23,7 @@ from planlineage.planner.provisioned import Provisioned
 from planlineage.registry import load_config
 from planlineage.render import FORMATS, render
 
-log = logging.getLogger("planlineage.warm")
+log = logging.getLogger(__name__)
 
 
 class _InTurn:

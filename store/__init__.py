@@ -31,11 +31,12 @@ def open_store(environ: Mapping[str, str] | None = None, home: Path | None = Non
     else the SQLite :class:`~planlineage.store.sqlite.Store` of the home.
 
     ``wait`` bounds the waiting of a command with a deadline: SQLite's busy timeout, PostgreSQL's
-    connect timeout.  A URL that cannot be used raises :class:`~planlineage.store.sqlite.StoreError` (the lifecycle
+    connect timeout.  A URL that cannot be used raises :class:`~planlineage.errors.StoreError` (the lifecycle
     commands fail open on it, like on any store problem).
     """
-    from planlineage.store.sqlite import DB_NAME, Store, StoreError, home_dir
-    from planlineage.store.url import StoreUrlError, parse
+    from planlineage.errors import StoreError, StoreUrlError
+    from planlineage.store.sqlite import DB_NAME, Store, home_dir
+    from planlineage.store.url import parse
 
     env = os.environ if environ is None else environ
     where = home or home_dir(env)

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from planlineage.clock import utc_now
+from planlineage.errors import StoreError
 from planlineage.store import migrations
 from planlineage.store.dialect import POSTGRESQL, row_factory, to_pyformat
 from planlineage.store.node import node_name
-from planlineage.store.sqlite import StoreError, home_dir
+from planlineage.store.sqlite import home_dir
 from planlineage.store.url import StoreUrl, parse
 
 T = TypeVar("T")

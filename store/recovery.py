@@ -22,7 +22,7 @@ from typing import Any
 
 from planlineage import home, lazylog
 
-log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
+log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 
 #: Salvage stops reading row by row after this many seconds: a command's bound comes first.
 SALVAGE_SECONDS = 1.5

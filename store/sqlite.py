@@ -38,19 +38,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from planlineage import home, lazylog
+from planlineage.errors import StoreError
 from planlineage.store import migrations
 from planlineage.store.dialect import SQLITE, SqliteConnection
 
-log = lazylog.getLogger("planlineage.emitter")  # logging loads only when something is logged
+log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 
 DB_NAME = "state.db"
 T = TypeVar("T")
 
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
-
-
-class StoreError(Exception):
-    """The state store cannot be used (message is one secret-free line)."""
 
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -15,16 +15,14 @@ from collections.abc import Mapping
 from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from planlineage.errors import StoreUrlError
+
 ENV_NAME = "PLANLINEAGE_STORE"
 DEFAULT_SCHEMA = "planlineage"
 SCHEMES = ("postgresql", "postgres")
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SECRET_PARAMS = {"password", "sslpassword", "passfile"}
-
-
-class StoreUrlError(ValueError):
-    """A store URL that cannot be used (message is secret-free and says what to write instead)."""
 
 
 class StoreUrl(NamedTuple):

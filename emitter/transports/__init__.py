@@ -25,8 +25,8 @@ from planlineage.emitter.transports.base import (
     Rejected,
     RetryLater,
     Transport,
-    TransportConfigError,
 )
+from planlineage.errors import TransportConfigError
 
 _EXPORTS = {
     "GravitinoConfig": "gravitino",
@@ -128,7 +128,6 @@ __all__ = [
     "Rejected",
     "RetryLater",
     "Transport",
-    "TransportConfigError",
     "create_transport",
     "register_transport",
 ]

@@ -51,10 +51,6 @@ class Rejected:
 Outcome = Delivered | RetryLater | Rejected
 
 
-class TransportConfigError(ValueError):
-    """A transport cannot be built from the given configuration (message is secret-free)."""
-
-
 class Config(ABC):
     """Base of every transport's config type; ``from_dict`` builds it from plain options."""
 

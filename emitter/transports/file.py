@@ -22,9 +22,9 @@ from planlineage.emitter.transports.base import (
     Outcome,
     RetryLater,
     Transport,
-    TransportConfigError,
     short,
 )
+from planlineage.errors import TransportConfigError
 
 
 @dataclass

@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from planlineage.emitter.transports.base import GRAVITINO_ENDPOINT, Config, TransportConfigError
+from planlineage.emitter.transports.base import GRAVITINO_ENDPOINT, Config
 from planlineage.emitter.transports.http import HttpConfig, HttpTransport, _float
+from planlineage.errors import TransportConfigError
 
 ENDPOINT = GRAVITINO_ENDPOINT
 ACCEPT = "application/json, application/vnd.gravitino.v1+json"

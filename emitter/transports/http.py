@@ -28,13 +28,13 @@ from planlineage.emitter.transports.base import (
     Rejected,
     RetryLater,
     Transport,
-    TransportConfigError,
     payload_text,
     safe_address,
     scrub,
     server_message,
     short,
 )
+from planlineage.errors import TransportConfigError
 
 RETRYABLE_STATUSES = frozenset({408, 425, 429})
 #: The answers whose ``Retry-After`` speaks for the whole backend (RFC 9110 §10.2.3).

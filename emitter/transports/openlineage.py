@@ -45,15 +45,17 @@ from planlineage.emitter.transports.base import (
     Rejected,
     RetryLater,
     Transport,
-    TransportConfigError,
     safe_address,
     scrub,
     short,
 )
 from planlineage.emitter.transports.http import classify
+from planlineage.errors import TransportConfigError
 
 #: Kinds whose library transport needs confluent-kafka (the extra ``kafka``).
 KAFKA_KINDS = ("kafka", "msk-iam")
+#: The logger librdkafka's own lines go to (this module's child: routed and redacted like its records).
+KAFKA_LOGGER = f"{__name__}.kafka"
 DEFAULT_TIMEOUT = 10.0  # a send without a deadline still ends
 _ONE_ATTEMPT = {"total": 0, "status_forcelist": []}  # a status arrives as a status, not a RetryError
 
@@ -86,7 +88,7 @@ def _guard_library_logs(secrets: list[str]) -> None:
     """Every logger of the library (made when its modules were imported) scrubs these secrets."""
     _RedactSecrets.secrets.update(secrets)
     for name in list(logging.Logger.manager.loggerDict):
-        if name.startswith("openlineage") or name == "planlineage.emitter.kafka":
+        if name.startswith("openlineage") or name == KAFKA_LOGGER:
             logger = logging.getLogger(name)
             if _REDACT not in logger.filters:
                 logger.addFilter(_REDACT)
@@ -192,7 +194,7 @@ class OpenLineageTransport(Transport):
             # librdkafka's own lines go to planlineage's log, not to the platform's stderr
             options["config"] = {
                 "log_level": 2,
-                "logger": logging.getLogger("planlineage.emitter.kafka"),
+                "logger": logging.getLogger(KAFKA_LOGGER),
                 **options["config"],
                 "error_cb": self._broker_errors.append,
             }

@@ -16,7 +16,7 @@ from gravitino_server import GravitinoTestServer
 
 from planlineage.emitter import outbox
 from planlineage.emitter.backends import Backend, open_backends, opened
-from planlineage.emitter.transports import TransportConfigError
+from planlineage.errors import TransportConfigError
 from planlineage.lifecycle import delivery
 
 

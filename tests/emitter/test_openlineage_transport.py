@@ -15,8 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from planlineage.emitter.transports import Delivered, Rejected, RetryLater, TransportConfigError, create_transport
+from planlineage.emitter.transports import Delivered, Rejected, RetryLater, create_transport
 from planlineage.emitter.transports.openlineage import message_key
+from planlineage.errors import TransportConfigError
 from planlineage.settings import Settings
 
 API_KEY = "FAKE-adapter-api-key-0123"

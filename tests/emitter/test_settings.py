@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from planlineage.settings import SETTINGS, SettingError, Settings, env_name, masked
+from planlineage.errors import SettingError
+from planlineage.settings import SETTINGS, Settings, env_name, masked
 
 TOKEN = "gravitino-token-0123456789"
 
@@ -157,7 +158,8 @@ def test_an_unchanged_settings_file_is_read_once_per_settings_object(store, monk
 
 
 def test_a_ui_token_that_a_few_guesses_find_is_refused(tmp_path):
-    from planlineage.settings import SettingError, normalize
+    from planlineage.errors import SettingError
+    from planlineage.settings import normalize
 
     with pytest.raises(SettingError, match="at least 16 characters"):
         normalize("lineage.ui-token", "x")

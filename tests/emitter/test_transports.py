@@ -21,10 +21,10 @@ from planlineage.emitter.transports import (
     HttpTransport,
     Rejected,
     RetryLater,
-    TransportConfigError,
     create_transport,
 )
 from planlineage.emitter.transports.gravitino import ACCEPT
+from planlineage.errors import TransportConfigError
 
 TOKEN = "s3cr3t-t0ken-value-ABCDEFGH"
 RUN = "01900000-0000-7000-8000-000000000002"

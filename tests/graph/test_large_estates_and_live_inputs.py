@@ -326,7 +326,8 @@ def test_the_page_says_the_events_file_is_unreadable_and_shows_the_graph_stale(t
 def test_a_short_ui_token_is_refused_with_what_to_do(tmp_path, capsys, monkeypatch):
     import pytest
 
-    from planlineage.graph.server import MIN_TOKEN, WeakToken, resolve_token
+    from planlineage.errors import WeakToken
+    from planlineage.graph.server import MIN_TOKEN, resolve_token
 
     home = {"PLANLINEAGE_HOME": str(tmp_path / "home")}
     with pytest.raises(WeakToken):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from planlineage.errors import EXIT_INPUT
+from planlineage.errors import ExitCode
 from planlineage.lifecycle import compile_service, job_files, planner_pool, runner, sql_facet
 from planlineage.pipeline import _compile_error
 from planlineage.script import split
@@ -92,7 +92,7 @@ def test_a_large_job_does_not_hold_up_the_usual_ones(tmp_path, monkeypatch):
 def test_a_planner_out_of_memory_is_the_scripts_size_not_the_machine():
     sent = split(DDL + "INSERT INTO snk SELECT a, 'xxxxxxxx' FROM src;")
     error = _compile_error({"statement": 1, "message": "Java heap space"}, sent, {})
-    assert error.exit_code == EXIT_INPUT
+    assert error.exit_code == ExitCode.INPUT
     message = str(error)
     assert message.startswith("statement at line 2 (INSERT INTO snk SELECT a, 'xxxxxxxx' FROM src) cannot be compiled")
     assert "needs more memory than the planner's heap of 1g" in message and "PLANLINEAGE_PLANNER_HEAP" in message

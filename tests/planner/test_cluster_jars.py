@@ -2,7 +2,8 @@
 
 import pytest
 
-from planlineage.planner.cluster_jars import FlinkHomeError, cluster_jars
+from planlineage.errors import FlinkHomeError
+from planlineage.planner.cluster_jars import cluster_jars
 
 
 def test_lib_jars_and_opt_connectors_without_flinks_own(tmp_path):

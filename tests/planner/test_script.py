@@ -2,7 +2,8 @@ import time
 
 import pytest
 
-from planlineage.script import Kind, ScriptError, runtime_mode, split
+from planlineage.errors import ScriptError
+from planlineage.script import Kind, runtime_mode, split
 
 
 def kinds(text):

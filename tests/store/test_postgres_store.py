@@ -15,13 +15,14 @@ from gravitino_server import GravitinoTestServer
 
 from planlineage.emitter import outbox
 from planlineage.emitter.transports import create_transport
+from planlineage.errors import StoreError, StoreUrlError
 from planlineage.lifecycle import compile_jobs
 from planlineage.settings import Settings
 from planlineage.store import leadership, migrations, open_store, status
 from planlineage.store.dialect import to_pyformat
 from planlineage.store.postgres import PostgresStore
-from planlineage.store.sqlite import Store, StoreError
-from planlineage.store.url import StoreUrlError, masked, parse
+from planlineage.store.sqlite import Store
+from planlineage.store.url import masked, parse
 
 
 def event(run: str, job: str, kind: str, seq: int) -> dict:

@@ -88,7 +88,7 @@ def test_the_cli_says_where_the_key_is_and_what_a_node_without_it_must_do(pg_url
 
 
 def test_a_node_without_the_key_does_not_seal_over_another_nodes_token(pg_url, private_home, tmp_path):
-    from planlineage.settings import SettingError
+    from planlineage.errors import SettingError
 
     Settings(PostgresStore(pg_url, private_home), environ={}).set("lineage.token", TOKEN)
     other_home = tmp_path / "other-node"

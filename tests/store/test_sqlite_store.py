@@ -9,8 +9,9 @@ import stat
 import pytest
 
 from planlineage.emitter import outbox
+from planlineage.errors import StoreError
 from planlineage.settings import Settings
-from planlineage.store.sqlite import DB_NAME, Store, StoreError, home_dir
+from planlineage.store.sqlite import DB_NAME, Store, home_dir
 
 
 def test_home_dir_from_env_and_default(monkeypatch, tmp_path):
