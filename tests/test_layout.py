@@ -146,3 +146,117 @@ def test_platform_adapters_are_siblings_around_one_watcher_core():
     # Both watchers stand on the core: the loop and the ledger are theirs, not copies.
     for adapter in ("planlineage.streampark.watcher", "planlineage.dinky.watcher"):
         assert {"planlineage.watch.loop", "planlineage.watch.ledger"} <= set(graph.successors(adapter)), adapter
+
+
+ERRORS_MODULE = "planlineage.errors"
+#: Other engineers are moving these packages' files right now; their exception classes and logger
+#: names move to planlineage.errors / `__name__` next (issue 40), then this list goes.
+MOVING_NEXT = (
+    "planlineage.streampark",
+    "planlineage.dinky",
+    "planlineage.watch",
+    "planlineage.gateway",
+    "planlineage.doctor",
+)
+#: `planlineage gateway` (cli/gateway.py, new) keeps its own EXIT_* until its engineer uses ExitCode: next.
+EXIT_CODES_MOVING_NEXT = {"planlineage.cli.gateway"}
+#: Exceptions that never reach a user as such: caught where they are raised and turned into one of
+#: planlineage.errors' classes, a warning, or a decision. A new one belongs here only for that reason.
+INTERNAL_EXCEPTIONS = {
+    "planlineage.lifecycle.compile_queue.QueueFailed": "the run is dropped with its reason (runner, watchers)",
+    "planlineage.lifecycle.run_rows.RunChanged": "the run changed under a write: decide again",
+    "planlineage.lifecycle.spool.SpoolFull": "a fail-open warning: the item is dropped",
+    "planlineage.listener_conf.syntax.SyntaxProblem": "the conf commands fail open: a warning, the input echoed",
+    "planlineage.planner.columns.algebra.Unreadable": "an expression the column walk cannot read: INDIRECT",
+    "planlineage.registry.filesystem.LocationError": "a path a naming rule cannot name: a WARN",
+    "planlineage.registry.javauri.JavaURISyntaxError": "a URI a naming rule cannot name: a WARN",
+    "planlineage.registry.jdbc.JdbcParseError": "a JDBC URL a naming rule cannot name: a WARN",
+    "planlineage.registry.jdbc.JdbcUnsupported": "a JDBC URL a naming rule cannot name: a WARN",
+    "planlineage.registry.resolvers.ResolverConfigError": "raised again as ConfigError naming the rules file",
+    "planlineage.registry.rules.TemplateError": "raised again as ConfigError naming the rules file",
+    "planlineage.registry.rules._TableFieldMissing": "the rule does not apply to this table",
+    "planlineage.registry.rule_result.MissingOption": "the rule does not apply to these options",
+    "planlineage.store.migrations.NewerSchemaError": "raised again as StoreError by both stores",
+}
+
+
+def _in(module: str, packages) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _module_trees() -> dict[str, ast.Module]:
+    return {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in product_modules().items()}
+
+
+def test_exit_codes_are_defined_in_the_one_table_only():
+    """Every command returns a member of planlineage.errors.ExitCode: no module defines an EXIT_*
+    number of its own (a float EXIT_*_SECONDS is a time, not a code)."""
+    found = set()
+    for name, tree in _module_trees().items():
+        if name == ERRORS_MODULE:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                value = node.value
+                a_time = isinstance(value, ast.Constant) and isinstance(value.value, float)
+                found.update(f"{name}.{n}" for n in names if n.startswith("EXIT_") and not a_time)
+            elif isinstance(node, ast.ClassDef) and "exit" in node.name.lower():
+                found.add(f"{name}.{node.name}")
+    assert {f for f in found if f.rsplit(".", 1)[0] not in EXIT_CODES_MOVING_NEXT} == set()
+
+
+def _exception_classes() -> dict[str, str]:
+    """``module.Class`` -> module of every exception class defined in the product (nested ones
+    too), found by its bases: a builtin exception, another exception of the product, or a
+    library's ``…Error``."""
+    import builtins
+
+    builtin = {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+    classes = {}
+    for name, tree in _module_trees().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
+                classes[f"{name}.{node.name}"] = (name, node.name, bases)
+    exceptions = {n for _, n, bases in classes.values() if bases & builtin or any(b.endswith("Error") for b in bases)}
+    while True:  # subclasses of those, to a fixed point
+        more = {n for _, n, bases in classes.values() if bases & exceptions} - exceptions
+        if not more:
+            break
+        exceptions |= more
+    return {full: module for full, (module, n, _) in classes.items() if n in exceptions}
+
+
+def test_exceptions_a_user_can_read_live_in_the_one_error_module():
+    """An exception whose message can end a command is defined in planlineage.errors (one
+    hierarchy under PlanlineageError, said by cli.main.failed); the others are listed above with
+    why they never reach a user."""
+    found = _exception_classes()
+    assert len(found) > len(INTERNAL_EXCEPTIONS)  # the scan finds what it should
+    outside = {
+        full
+        for full, module in found.items()
+        if module != ERRORS_MODULE and not _in(module, MOVING_NEXT) and full not in INTERNAL_EXCEPTIONS
+    }
+    assert outside == set()
+    assert set(INTERNAL_EXCEPTIONS) <= set(found)  # a class listed and since gone: drop it from the list
+
+
+def test_loggers_are_named_by_their_module():
+    """``getLogger(__name__)`` (logging or planlineage.lazylog): a literal `planlineage.…` name is
+    another module's (`planlineage.emitter` was used by ten modules that are not the emitter)."""
+    misnamed = []
+    for name, tree in _module_trees().items():
+        if _in(name, MOVING_NEXT):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "getLogger":
+                literal = node.args[0] if node.args else None
+                text = literal.value if isinstance(literal, ast.Constant) else None
+                if isinstance(literal, ast.JoinedStr) and isinstance(literal.values[0], ast.Constant):
+                    text = literal.values[0].value  # f"planlineage.x.{...}": its literal head
+                if isinstance(text, str) and text.startswith("planlineage") and text != name:
+                    misnamed.append(f"{name}: getLogger({text!r})")
+    assert misnamed == []
