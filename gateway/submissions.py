@@ -299,7 +299,7 @@ class Lineage:
         if host:
             port = (conf.get("rest.port") or "8081").strip()
             scheme = "https" if conf.get("security.ssl.rest.enabled", "").strip().lower() == "true" else "http"
-            url = f"{scheme}://{host}:{port}"
+            url = f"{scheme}://{f'[{host}]' if ':' in host and not host.startswith('[') else host}:{port}"
             self._once(f"jm:{url}", f"following jobs at the JobManager {url} (the gateway's rest.address/rest.port)")
         self._gateway_jobmanagers[submitted.gateway] = url
         return url
