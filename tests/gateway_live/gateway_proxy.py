@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 from gateway_cluster import LiveFlink, free_port
 from gravitino_server import GravitinoTestServer
+from marked_jvms import command_line
 
 # The heap cap of the planner JVMs the proxy's compiles start: no other JVM of the test run uses
 # it, so the session's end finds and stops them (tests/marked_jvms.py).
@@ -57,6 +58,8 @@ class Proxy:
             PLANLINEAGE_PLANNER_HEAP=PLANNER_HEAP,
             PLANLINEAGE_LINEAGE_ADDRESS=self.lineage.address,
             PLANLINEAGE_LINEAGE_RETRY_BACKOFF="0.5",
+            # the compile service a proxy's lineage work starts ends soon after its last job
+            PLANLINEAGE_COMPILE_IDLE_SECONDS="0.5",
             **self.env,
         )
         if os.environ.get("PLANLINEAGE_FLINK_CACHE"):  # the provisioned versions
@@ -99,6 +102,26 @@ class Proxy:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+        # the detached compile service of this proxy's home (a killed proxy leaves it behind)
+        for pid in self.helpers():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def helpers(self) -> list[int]:
+        """The processes started for this proxy's home that are still alive."""
+        home = str(self.work / "home")
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    argv = command_line(int(entry.name))
+                except OSError:
+                    continue
+                if "--home" in argv and home in argv:
+                    found.append(int(entry.name))
+        return found
 
 
 def outputs(event: dict[str, Any]) -> set[tuple[str, str]]:
@@ -138,7 +161,7 @@ def sink_runs(server: GravitinoTestServer, sink: tuple[str, str]) -> SinkRuns:
 
 
 def wait_for_end(
-    server: GravitinoTestServer, sink: tuple[str, str], proxy: Proxy, timeout: float = 120, settle: float = 2
+    server: GravitinoTestServer, sink: tuple[str, str], proxy: Proxy, timeout: float = 120, settle: float = 1
 ) -> SinkRuns:
     """The sink's runs once each has a terminal event (and ``settle`` seconds more, for a duplicate
     to show if one were coming)."""

@@ -1,11 +1,13 @@
-"""The harness and the three clients against the real SQL Gateway, no proxy in between: what the
-proxy tests rely on (a job that finishes, one that fails at run time, one cancelled through the
-JobManager; the SQL Client and the JDBC driver in gateway mode) holds on each Flink version."""
+"""The harness against the real SQL Gateway, no proxy in between: what the proxy tests rely on (a
+gateway of the version under test on its cluster; a job that finishes, one that fails at run time,
+one cancelled through the JobManager) holds on each Flink version, so that a failure of the proxy
+tests is the proxy's.  The SQL Client and the JDBC driver are driven through the proxy only
+(test_gateway_clients.py): their jobs' states are asserted there."""
 
 from __future__ import annotations
 
 import httpx
-from gateway_clients import JOB_ID, RestSession, sql_client
+from gateway_clients import RestSession
 from gateway_jobs import NOT_A_NUMBER, ROWS, unbounded_source
 
 
@@ -35,18 +37,3 @@ def test_rest_jobs_finish_fail_and_cancel(live, tables):
     assert live.wait_for_state(cancelled, {"CANCELED", "FINISHED", "FAILED"}) == "CANCELED"
     written = "".join(path.read_text() for path in (tables.root / "snk").rglob("part-*"))
     assert sorted(written.splitlines()) == ["1,one", "2,two", "3,three"]
-
-
-def test_sql_client_in_gateway_mode_submits(live, tables):
-    script = f"{tables.source('src', 'src', ROWS)};\n{tables.sink('snk', 'snk')};\nINSERT INTO snk SELECT * FROM src;\n"
-    output = sql_client(live.jars, live.gateway_jar, f"127.0.0.1:{live.gateway_port}", script, tables.root, live.run_id)
-    job_ids = JOB_ID.findall(output.split("Job ID:")[-1])
-    assert len(job_ids) == 1, output
-    assert live.wait_for_state(job_ids[0], {"FINISHED", "FAILED"}) == "FINISHED"
-
-
-def test_jdbc_driver_submits(live, jdbc, tables):
-    statements = [tables.source("src", "src", ROWS), tables.sink("snk", "snk"), "INSERT INTO snk SELECT * FROM src"]
-    job_ids = [value for value in jdbc.run(f"127.0.0.1:{live.gateway_port}", statements) if JOB_ID.fullmatch(value)]
-    assert len(job_ids) == 1
-    assert live.wait_for_state(job_ids[0], {"FINISHED", "FAILED"}) == "FINISHED"
