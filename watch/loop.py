@@ -51,7 +51,7 @@ class PlatformWatcher:
         if self.options.verbose:
             self.say(message)
 
-    # -- compiles and delivery --------------------------------------------------------------
+    # -- states to the lifecycle ------------------------------------------------------------
 
     def report(self, seen: JobSeen, shown: str | None = None) -> str | None:
         """``seen`` told to the lifecycle; one line per event queued, naming what the platform
@@ -71,6 +71,8 @@ class PlatformWatcher:
             event = runs.record_state(self.store, job_key, "CANCELED")
             if event is not None:
                 self.say(f"{job_key} {job_name}: previous run never ended, closed: {event} event")
+
+    # -- compiles and delivery --------------------------------------------------------------
 
     def compiling(self) -> int:
         """Runs whose compile is still under way; says which compiles were dropped."""
