@@ -75,3 +75,12 @@ def test_a_setting_without_a_value_is_not_set(home, capsys):
 def test_the_store_and_settings_errors_are_input_and_store_codes():
     assert SettingError("x").exit_code == 2 and isinstance(SettingError("x"), ValueError)
     assert StoreError("x").exit_code == ExitCode.STORE
+
+
+def test_watch_with_an_unusable_store_says_it_in_one_line_not_a_traceback(home, monkeypatch, capsys):
+    # before the one handler, open_store()'s StoreError left `watch` as a traceback (exit 1)
+    monkeypatch.setenv("PLANLINEAGE_STORE", "mysql://db.invalid/planlineage")
+    assert main(["watch", "--once", "--streampark-db", "postgresql://planlineage@127.0.0.1:1/streampark"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("planlineage: PLANLINEAGE_STORE: store URL scheme 'mysql' is not supported")
+    assert err.count("\n") == 1
