@@ -22,6 +22,7 @@ answered; without one (lineage off) nothing is classified or copied.
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import socket
 import threading
@@ -198,11 +199,18 @@ class _Handler(BaseHTTPRequestHandler):
         headers = self.headers
         wanted = call is not None and call.call in READS_REQUEST_BODY
         if "chunked" in (headers.get("Transfer-Encoding") or "").lower():
-            pieces = list(_dechunk(self.rfile)) if wanted else None
-            if pieces is not None:
-                whole = b"".join(pieces)
-                return whole, len(whole), False, whole if len(whole) <= RECORD_LIMIT else None
-            return _dechunk(self.rfile), None, True, None
+            pieces = _dechunk(self.rfile)
+            if not wanted:
+                return pieces, None, True, None
+            kept: list[bytes] = []
+            size = 0
+            for piece in pieces:  # kept whole up to the recorder's limit, streamed on beyond it
+                kept.append(piece)
+                size += len(piece)
+                if size > RECORD_LIMIT:
+                    return itertools.chain(kept, pieces), None, True, None
+            whole = b"".join(kept)
+            return whole, len(whole), False, whole
         declared = headers.get("Content-Length")
         if declared is None:
             return None, None, False, None

@@ -135,12 +135,15 @@ def test_a_chunked_answer_streams_piece_by_piece(upstream, plain_proxy):
     assert b"".join(pieces) == b"".join(f"piece {i}\n".encode() for i in range(5))
 
 
-def test_a_chunked_request_body_reaches_the_gateway_whole(upstream, recording_proxy):
-    payload = os.urandom(300_000)
-    chunks = b"".join(b"%X\r\n%s\r\n" % (len(p), p) for p in (payload[:1000], payload[1000:]))
-    head = "POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
-    answer = raw_exchange(recording_proxy.url, head.encode() + chunks + b"0\r\n\r\n")
-    assert answer.partition(b"\r\n\r\n")[2] == payload
+@pytest.mark.parametrize("path", ["/echo", "/v3/sessions/x/statements"])  # the second is read by the recorder
+@pytest.mark.parametrize("size", [300_000, 20 * 1024 * 1024])  # the second is over the recorder's limit
+def test_a_chunked_request_body_reaches_the_gateway_whole(upstream, recording_proxy, path, size):
+    payload = os.urandom(size)
+    pieces = [payload[:1000], *(payload[i : i + (1 << 20)] for i in range(1000, size, 1 << 20))]
+    chunks = b"".join(b"%X\r\n%s\r\n" % (len(p), p) for p in pieces)
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+    raw_exchange(recording_proxy.url, head.encode() + chunks + b"0\r\n\r\n", timeout=60)
+    assert upstream.calls[-1][2] == payload
 
 
 @pytest.mark.parametrize("size", [1, 5 * 1024 * 1024, 20 * 1024 * 1024])
