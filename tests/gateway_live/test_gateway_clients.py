@@ -10,12 +10,16 @@ from gateway_proxy import assert_reported_once
 
 
 def test_rest_insert_is_reported_once(live, proxy, lineage, tables):
-    with RestSession(proxy.url) as session:
+    # the session's pipeline.name names the Flink job, and the OpenLineage job after it
+    name = f"gateway-live-{tables.root.parent.name}"
+    with RestSession(proxy.url, properties={"pipeline.name": name}) as session:
         session.run(tables.source("src", "src", ROWS))
         session.run(tables.sink("snk", "snk"))
         job = session.submit("INSERT INTO snk SELECT id, word FROM src")
     assert live.wait_for_state(job, {"FINISHED", "FAILED"}) == "FINISHED"
-    assert_reported_once(lineage, proxy, tables.dataset("snk"), "COMPLETE", {tables.dataset("src")})
+    assert live.job(job)["name"] == name
+    seen = assert_reported_once(lineage, proxy, tables.dataset("snk"), "COMPLETE", {tables.dataset("src")})
+    assert {event["job"]["name"] for event in seen.events} == {name}
 
 
 def test_sql_client_insert_is_reported_once(live, proxy, lineage, tables):
