@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gateway_clients import JOB_ID, RestSession, sql_client
 from gateway_jobs import ROWS
-from gateway_proxy import assert_reported_once
+from gateway_proxy import assert_reported_once, outputs
 
 
 def test_rest_insert_is_reported_once(live, proxy, lineage, tables):
@@ -35,3 +35,24 @@ def test_jdbc_insert_is_reported_once(live, jdbc, proxy, lineage, tables):
     [job] = [value for value in jdbc.run(proxy.endpoint, statements) if JOB_ID.fullmatch(value)]
     assert live.wait_for_state(job, {"FINISHED", "FAILED"}) == "FINISHED"
     assert_reported_once(lineage, proxy, tables.dataset("snk"), "COMPLETE", {tables.dataset("src")})
+
+
+def test_sql_client_statement_set_block_starts_each_sink(live, proxy, lineage, tables):
+    # BEGIN STATEMENT SET; … END; : the gateway's session keeps the INSERTs until END submits them
+    script = ";\n".join(
+        [
+            tables.source("src", "src", ROWS),
+            tables.sink("sink_one", "sink_one"),
+            tables.sink("sink_two", "sink_two"),
+            "BEGIN STATEMENT SET",
+            "INSERT INTO sink_one SELECT * FROM src",
+            "INSERT INTO sink_two SELECT id, UPPER(word) FROM src",
+            "END",
+        ]
+    )
+    output = sql_client(live.jars, live.gateway_jar, proxy.endpoint, script + ";\n", tables.root, live.run_id)
+    [job] = JOB_ID.findall(output.split("Job ID:")[-1])
+    assert live.wait_for_state(job, {"FINISHED", "FAILED"}) == "FINISHED"
+    for sink in ("sink_one", "sink_two"):
+        seen = assert_reported_once(lineage, proxy, tables.dataset(sink), "COMPLETE", {tables.dataset("src")})
+        assert outputs(seen.starts[0]) == {tables.dataset(sink)}, "one START per sink, naming that sink only"
