@@ -182,7 +182,8 @@ class Follower(PlatformWatcher):
 
     options: Options = field(default_factory=Options)
 
-    platform = "JobManager"  # the watch loop says "the JobManager database …" (its wording is for databases)
+    platform = "JobManager"
+    polled = "REST API"  # the watch loop's lines: "the JobManager REST API is readable again"
 
     def __post_init__(self) -> None:
         self.source = JobManager(self.target.url)

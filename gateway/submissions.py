@@ -352,8 +352,7 @@ class Lineage:
 
         def run() -> None:
             try:
-                # The loop's body without run_forever's signal handlers (they belong to the main thread).
-                loop._watch(group, interval, stop)
+                loop.watch(group, interval, stop)  # no signal handler: this is not the main thread
             except Exception as problem:  # never a traceback into the proxy
                 self.say(f"WARN following jobs at the JobManager stopped: {_reason(problem)}")
 

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from planlineage.emitter import outbox
 from planlineage.lifecycle import compile_service, delivery, drop_reasons, runner, runs
@@ -26,8 +26,13 @@ from planlineage.watch.url import Target
 @dataclass
 class PlatformWatcher:
     """The parts of a watcher that do not depend on its platform: the base of each platform's
-    ``Watcher`` (``streampark.watcher``, ``dinky.watcher``), which redefines ``options`` with its
-    platform's and sets ``source`` and ``key`` when it is made."""
+    ``Watcher`` (``streampark.watcher``, ``dinky.watcher``, ``gateway.jobmanager.Follower``), which
+    redefines ``options`` with its platform's and sets ``source`` and ``key`` when it is made.
+
+    ``platform`` names the platform and ``polled`` what of it the watcher reads: the loop's lines
+    say "the {platform} {polled}" ("the Dinky database", "the JobManager REST API")."""
+
+    polled: ClassVar[str] = "database"
 
     target: Target
     store: Store
@@ -119,13 +124,10 @@ class PlatformWatcher:
 
 
 def run_forever(watchers, interval: float, stop: threading.Event | None = None) -> None:
-    """Poll every ``interval`` seconds until SIGTERM/SIGINT (or ``stop``); backoff while the
-    database cannot be read, with one line when it goes away and one when it is back.
+    """:func:`watch` until SIGTERM/SIGINT (or ``stop``): the command's entry, in the main thread
+    (Python sets signal handlers there only); the handlers it replaced are put back at the end.
 
-    ``watchers``: one or several (``--streampark-db`` and ``--dinky-db`` in one process); each
-    needs ``poll``, ``compiling``, ``source``, ``say``, ``close``, ``lead_name`` and ``platform``.
-    Each has its own leadership, outage and backoff: one database down never stops the other.
-    Delivery runs beside the polls (:class:`Deliverer`), one sender per store."""
+    ``watchers``: one or several (``--streampark-db`` and ``--dinky-db`` in one process)."""
     stop = stop or threading.Event()
     group = watchers if isinstance(watchers, list) else [watchers]
 
@@ -134,13 +136,21 @@ def run_forever(watchers, interval: float, stop: threading.Event | None = None) 
 
     before = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        _watch(group, interval, stop)
+        watch(group, interval, stop)
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
 
 
-def _watch(group: list, interval: float, stop: threading.Event) -> None:
+def watch(group: list, interval: float, stop: threading.Event) -> None:
+    """Poll every ``interval`` seconds until ``stop`` is set; backoff while what a watcher polls
+    cannot be read, with one line when it goes away and one when it is back. No signal handler:
+    any thread may run it (``planlineage gateway`` follows its JobManagers on one of its own).
+
+    Each of ``group`` needs ``poll``, ``compiling``, ``source``, ``say``, ``close``,
+    ``lead_name``, ``platform`` and ``polled``, and has its own leadership, outage and backoff:
+    one database down never stops the other. Delivery runs beside the polls (:class:`Deliverer`),
+    one sender per store."""
     ceiling = min(60.0, max(5.0, 10 * interval))
     # Every node may watch one platform database; one leads (planlineage.store.leadership): the
     # others look twice per interval and take over within 2 intervals, from the shared cursor.
@@ -205,6 +215,11 @@ class Deliverer(threading.Thread):
             self.wake.wait(DELIVERY_LOOK_SECONDS)
 
 
+def _polled(watcher) -> str:
+    """What the watcher polls, as its lines name it: "StreamPark database", "JobManager REST API"."""
+    return f"{watcher.platform} {watcher.polled}"
+
+
 def _say_role(watcher, leadership, roles: list[str], i: int, leading: bool) -> None:
     """One line when a watcher starts standing by for another and one when it takes the lead: a
     second watcher on the same home or store otherwise waited without a word."""
@@ -213,7 +228,7 @@ def _say_role(watcher, leadership, roles: list[str], i: int, leading: bool) -> N
         return
     if leading:
         if roles[i]:
-            watcher.say(f"this watcher leads now: it reports the {watcher.platform} database's jobs")
+            watcher.say(f"this watcher leads now: it reports the {_polled(watcher)}'s jobs")
     else:
         try:
             current = leadership.leader()
@@ -223,7 +238,7 @@ def _say_role(watcher, leadership, roles: list[str], i: int, leading: bool) -> N
         if current is not None and current.holder.count(":") >= 2:
             who = f"node {current.node} (pid {current.holder.rsplit(':', 2)[1]})"
         watcher.say(
-            f"another watcher{' on ' + who if who else ''} reports the {watcher.platform} database's jobs for this "
+            f"another watcher{' on ' + who if who else ''} reports the {_polled(watcher)}'s jobs for this "
             f"state store: this one stands by and takes over within {2 * leadership.interval:g}s if it stops"
         )
     roles[i] = role
@@ -244,7 +259,7 @@ def _one_round(
         watcher.poll()
         watcher.compiling()
         if failures[i]:
-            watcher.say(f"back to normal: the {watcher.platform} database is readable again")
+            watcher.say(f"back to normal: the {_polled(watcher)} is readable again")
         failures[i] = 0
         return interval
     except (SourceError, StoreError) as error:  # fail-open: one line per outage, then backoff

@@ -232,3 +232,38 @@ def test_the_jobmanagers_address_keeps_no_credentials():
     assert jobmanager.clean_url("HTTP://user:secret@JM.example:8081/") == "http://jm.example:8081"
     assert jobmanager.source_key("127.0.0.1:8081") == "gateway:http://127.0.0.1:8081"
     assert "secret" not in jobmanager.JobManager("http://user:secret@127.0.0.1:1").url
+
+
+def test_the_watch_loop_follows_in_any_thread_and_names_the_jobmanagers_rest_api(store, jm):
+    """planlineage gateway runs the loop on a thread of its own (no signal handler can be set
+    there): an outage is one line, and its end names the JobManager's REST API, not a database."""
+    import threading
+
+    from planlineage.watch import loop
+
+    submitted(store, jm)
+    jm.add(JOB, "my job", "RUNNING")
+    lines: list[str] = []
+    follow = follower(store, jm, lines=lines)
+    jm.down()
+    stop = threading.Event()
+    thread = threading.Thread(target=loop.watch, args=([follow], 0.05, stop), daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not any("cannot be reached" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        jm.up()
+        while not any("readable again" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert not thread.is_alive()
+    [outage] = [line for line in lines if "cannot be reached" in line]
+    assert outage.startswith(f"the JobManager at {jm.url} cannot be reached") and outage.endswith(
+        "; retrying with backoff"
+    )
+    assert "back to normal: the JobManager REST API is readable again" in lines
+    assert not any("database" in line for line in lines)
+    assert [e for e, _, _ in told(store)] == ["RUNNING"]
