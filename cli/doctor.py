@@ -67,7 +67,8 @@ def configure(name: str, parser) -> None:
 
 def cmd_doctor(args) -> int:
     from planlineage.cli.page_inputs import missing, nothing_given, resolve
-    from planlineage.doctor import UnreadableInput, diagnose
+    from planlineage.doctor import diagnose
+    from planlineage.errors import UnreadableInput
     from planlineage.printable import visible
 
     if args.jobmanager:
@@ -119,11 +120,11 @@ def cmd_blind_spots(args) -> int:
     the state store); the report as a table or JSON."""
     from pathlib import Path
 
-    from planlineage.doctor import UnreadableInput
     from planlineage.doctor.blind_spots import DEFAULT_WINDOW_SECONDS, find
     from planlineage.doctor.inputs import EVENTS, kind_of
     from planlineage.doctor.jobmanager import list_jobs, shown
     from planlineage.doctor.reported import Reported, read_event_files, read_state
+    from planlineage.errors import UnreadableInput
     from planlineage.printable import visible
 
     if not args.events and not args.inputs and not args.state:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-EXIT_OK = 0
-EXIT_USAGE = 2
+from planlineage.errors import ExitCode
+
 #: Seconds Ctrl-C waits for the recorder to write down the calls it was still given.
 DRAIN_SECONDS = 30.0
 
@@ -34,7 +34,7 @@ def cmd_gateway(args) -> int:
         upstream = Upstream(args.sql_gateway)
     except ValueError as error:
         _say(str(error))
-        return EXIT_USAGE
+        return ExitCode.INPUT
     recorder, lineage_line, stop_lineage = _lineage(upstream, args)
     try:
         server = GatewayProxy(listen, upstream, recorder)
@@ -43,7 +43,7 @@ def cmd_gateway(args) -> int:
         if recorder is not None:
             recorder.close(0)
         stop_lineage()
-        return EXIT_USAGE
+        return ExitCode.INPUT
     _say(f"listening on {server.url}, forwarding to {upstream.url}")
     _say(lineage_line)
     _stop_on_sigterm()
@@ -55,7 +55,7 @@ def cmd_gateway(args) -> int:
         server.server_close()
         upstream.close()
         _stop(recorder, stop_lineage)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _stop(recorder, stop_lineage) -> None:

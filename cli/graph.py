@@ -37,7 +37,7 @@ def configure(name: str, parser) -> None:
 
 def cmd_graph(args) -> int:
     from planlineage.cli.page_inputs import missing, nothing_given, resolve
-    from planlineage.doctor import UnreadableInput
+    from planlineage.errors import UnreadableInput
     from planlineage.graph import MAX_NODES, build, drawn_nodes, page_data, render_dot, render_html
     from planlineage.printable import visible
 

@@ -27,7 +27,7 @@ def _say(text: str) -> None:
 
 def cmd_ui(args) -> int:
     from planlineage.cli.page_inputs import missing, nothing_given, resolve
-    from planlineage.doctor import UnreadableInput
+    from planlineage.errors import UnreadableInput
     from planlineage.graph import page_data
     from planlineage.graph.server import LiveGraph, is_loopback, resolve_token, serve
     from planlineage.printable import visible

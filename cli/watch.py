@@ -24,14 +24,12 @@ def _say(line: str) -> None:
 
 
 def cmd_watch(args) -> int:
-    from planlineage.errors import StoreError
+    from planlineage.errors import PlatformUrlError, SourceError, StoreError
     from planlineage.settings import Settings
     from planlineage.store import open_store
     from planlineage.streampark import URL_ENV
     from planlineage.streampark.watcher import Options, Watcher, selection
-    from planlineage.watch.connection import SourceError
     from planlineage.watch.loop import run_forever
-    from planlineage.watch.url import UrlError
 
     streampark_url = args.streampark_db or os.environ.get(URL_ENV, "")
     dinky_url = args.dinky_db or os.environ.get("PLANLINEAGE_DINKY_DB", "")
@@ -39,7 +37,7 @@ def cmd_watch(args) -> int:
         targets = _targets(streampark_url, dinky_url, args.db_user)
         selection(args.apps)
         since, zone = _history_options(args)
-    except (UrlError, ValueError) as error:
+    except (PlatformUrlError, ValueError) as error:
         _say(str(error))
         return ExitCode.INPUT
     options = Options(
@@ -102,13 +100,13 @@ def _replay_history(watcher, since, timeout: float) -> None:
 
 
 def _targets(streampark_url: str, dinky_url: str, user: str | None) -> list:
-    """The databases to watch: StreamPark's, Dinky's, or both (raises ``UrlError``)."""
+    """The databases to watch: StreamPark's, Dinky's, or both (raises ``PlatformUrlError``)."""
     from planlineage import dinky, streampark
     from planlineage.streampark.address import parse
     from planlineage.watch import url
 
     if not streampark_url.strip() and not dinky_url.strip():
-        raise url.UrlError(
+        raise url.PlatformUrlError(
             "no database given: pass --streampark-db URL and/or --dinky-db URL "
             f"(or set {streampark.URL_ENV} / {dinky.URL_ENV})"
         )

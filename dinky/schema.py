@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planlineage.watch.connection import Source, SourceError, visible_columns
+from planlineage.errors import PlatformSchemaError
+from planlineage.watch.connection import Source, visible_columns
 
 #: Every column the watcher reads, per table (``is_delete`` is read where it exists).
 READS = {
@@ -23,10 +24,6 @@ READS = {
 #: Without these nothing can be reported; the others are recommended (versions, global variables).
 REQUIRED = ("dinky_task", "dinky_job_instance", "dinky_history")
 RECOMMENDED = ("dinky_cluster", "dinky_fragment")
-
-
-class SchemaError(SourceError):
-    """The database does not look like Dinky's (or the account sees too little of it)."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +57,10 @@ class Schema:
 
 
 def detect(source: Source) -> Schema:
-    """The tables and columns behind ``source`` (raises :class:`SchemaError`)."""
+    """The tables and columns behind ``source`` (raises :class:`PlatformSchemaError`)."""
     columns = visible_columns(source, "dinky_")
     if "dinky_task" not in columns:
-        raise SchemaError(
+        raise PlatformSchemaError(
             f"no dinky_task table visible in {source.target.masked()}: is this Dinky's database (1.0 or later; "
             "0.7's dlink_* tables are not read), and does the account have SELECT on it? "
             "(planlineage watch --check lists the grants)"
@@ -76,7 +73,7 @@ def detect(source: Source) -> Schema:
         if column not in columns[table]
     ]
     if lacking:
-        raise SchemaError(
+        raise PlatformSchemaError(
             f"Dinky's {', '.join(lacking)}, which the watcher reads, is not in this database: a Dinky version "
             "this watcher does not know, or an account without SELECT on the column (grant SELECT on the table)"
         )

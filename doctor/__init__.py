@@ -10,7 +10,8 @@ Modules: sources (event files and the lifecycle store, read-only), splits (group
 registry's canonicalisation), explain (reasons and fixes), diagnose (the three together).
 """
 
+from planlineage.errors import UnreadableInput
+
 from .diagnose import Report, diagnose
-from .sources import UnreadableInput
 
 __all__ = ["diagnose", "Report", "UnreadableInput"]

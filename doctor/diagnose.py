@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from planlineage.errors import UnreadableInput
+
 from .inventory import DatasetSeen, add_to_inventory
 from .kafka_clusters import KafkaClusters, bootstrap_lists, sql_of
-from .sources import FileEvents, UnreadableInput, iter_events, read_state
+from .sources import FileEvents, iter_events, read_state
 from .splits import Split, find_splits
 
 

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .sources import UnreadableInput, UnreadableLine, events_in_line, is_event, scrub
+from planlineage.errors import UnreadableInput
+
+from .sources import UnreadableLine, events_in_line, is_event, scrub
 
 #: How much of a file is looked at to tell what it is.
 _HEAD_BYTES = 256 * 1024

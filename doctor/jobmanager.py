@@ -21,7 +21,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
-from .sources import UnreadableInput
+from planlineage.errors import JobManagerError
 
 #: Flink's JobStatus values that are globally terminal: the job will not run again.
 ENDED_STATES = frozenset({"FINISHED", "FAILED", "CANCELED"})
@@ -31,10 +31,6 @@ TIMEOUT_SECONDS = 10.0
 _MAX_BYTES = 64 << 20
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
 _WHERE = "give the JobManager's REST address (rest.address and rest.port, 8081 by default), e.g. http://jobmanager:8081"
-
-
-class JobManagerError(UnreadableInput):
-    """The JobManager could not be asked, or what answered is not one; the message says what to do."""
 
 
 @dataclass(frozen=True)

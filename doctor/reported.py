@@ -26,7 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .sources import FileEvents, UnreadableInput, _connect_read_only, iter_events
+from planlineage.errors import UnreadableInput
+
+from .sources import FileEvents, _connect_read_only, iter_events
 
 FLINK_JOB_FACET = "flink_job"  # openlineage-flink's FlinkJobDetailsFacet (FLINK_JOB_FACET_KEY)
 

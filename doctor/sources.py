@@ -39,15 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from planlineage.errors import InputError
+from planlineage.errors import StoreError, UnreadableInput
 
 _DECODER = json.JSONDecoder()
 #: Attempts per line to find the JSON object after a prefix (a log line can hold many `{`).
 _MAX_ATTEMPTS = 8
-
-
-class UnreadableInput(InputError):
-    """An input that cannot be read as OpenLineage events; the message says what to do."""
 
 
 def is_event(obj: Any) -> bool:
@@ -398,7 +394,6 @@ def _read_shared_state() -> StateRuns:
     """The runs of the node's shared store (reads only: a store not migrated yet has none)."""
     from planlineage.settings import Settings
     from planlineage.store import open_store
-    from planlineage.store.sqlite import StoreError
 
     try:
         store = open_store()

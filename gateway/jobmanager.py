@@ -43,10 +43,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planlineage.clock import format_time
+from planlineage.errors import SourceError
 from planlineage.lifecycle import runs
 from planlineage.lifecycle.run_rows import read_run
 from planlineage.watch import DEFAULT_LOST_GRACE, ledger
-from planlineage.watch.connection import SourceError
 from planlineage.watch.ledger import Snap
 from planlineage.watch.loop import PlatformWatcher
 from planlineage.watch.records import JobSeen

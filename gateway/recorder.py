@@ -33,7 +33,7 @@ from planlineage.gateway import answers, ledger
 from planlineage.gateway.paths import Call, Classified
 from planlineage.gateway.records import JobSubmitted
 
-log = lazylog.getLogger("planlineage.gateway")
+log = lazylog.getLogger(__name__)
 
 #: Calls waiting for the recorder; when it falls this far behind, a call is dropped (and said)
 #: rather than holding a client up.

@@ -51,7 +51,7 @@ from planlineage.settings import Settings
 from planlineage.store.sqlite import Store
 from planlineage.watch import DEFAULT_INTERVAL, DEFAULT_LOST_GRACE, ledger
 
-log = logging.getLogger("planlineage.gateway")
+log = logging.getLogger(__name__)
 
 #: How long a submission waits for the JobManager to show the job's start time, when the run id
 #: of openlineage-flink's listener is derived from it (on the recording thread, never a client's call).

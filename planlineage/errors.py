@@ -178,3 +178,35 @@ class PlannerTimeout(PlannerError):
 
 class WarmPlannerError(EnvironmentProblem, RuntimeError):
     """A warm planner could not be started or reached."""
+
+
+# -- what others reported (doctor, graph, ui) ----------------------------------------------------
+
+
+class UnreadableInput(InputError):
+    """An input that cannot be read as OpenLineage events; the message says what to do."""
+
+
+class JobManagerError(UnreadableInput):
+    """The JobManager could not be asked, or what answered is not one; the message says what to do."""
+
+
+# -- the platforms the watchers poll (watch, gateway) --------------------------------------------
+
+
+class PlatformUrlError(InputError, ValueError):
+    """A platform database's address that cannot be used (the message never holds the password)."""
+
+
+class SourceError(EnvironmentProblem):
+    """What a watcher polls (a platform's database, a JobManager's REST API) cannot be read right
+    now (one secret-free line): the watch loop says it once and backs off."""
+
+
+class DriverMissing(SourceError):
+    """The database driver of the dialect is not installed; the message says what to install."""
+
+
+class PlatformSchemaError(SourceError):
+    """The database does not look like the platform's (StreamPark's, Dinky's), or the account sees
+    too little of it; the message names what is missing."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from planlineage.errors import SourceError
 from planlineage.settings import Settings
 from planlineage.streampark import reads
 from planlineage.streampark.schema import Schema, column_problem, detect
 from planlineage.streampark.states import FLINK, SQL_JOB_TYPE
 from planlineage.streampark.watcher import Options, Watcher
 from planlineage.watch.check import Report, grant_statements, opened, say_grants, say_lineage
-from planlineage.watch.connection import Source, SourceError
+from planlineage.watch.connection import Source
 from planlineage.watch.url import Target
 
 

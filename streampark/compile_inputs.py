@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from planlineage.planner.cluster_jars import FlinkHomeError, cluster_jars
+from planlineage.errors import FlinkHomeError
+from planlineage.planner.cluster_jars import cluster_jars
 from planlineage.streampark import jars as job_jars
 from planlineage.streampark import reads, spark
 from planlineage.streampark import sql as stored_text

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planlineage.watch.connection import Source, SourceError, visible_columns
+from planlineage.errors import PlatformSchemaError
+from planlineage.watch.connection import Source, visible_columns
 
 #: Tables the watcher reads, by purpose; ``{log}`` is the generation's operation log.
 REQUIRED = ("t_flink_app", "t_flink_sql", "t_flink_effective", "t_flink_env", "{log}", "t_variable")
@@ -41,10 +42,6 @@ READS = {
 }  # fmt: skip
 #: Tables without which nothing can be reported: a column missing there stops the watcher.
 CORE = ("t_flink_app", "t_flink_sql", "t_flink_effective", "t_flink_env", "t_variable")
-
-
-class SchemaError(SourceError):
-    """The database does not look like StreamPark's (or the account sees too little of it)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +115,7 @@ class Schema:
 
 
 def detect(source: Source) -> Schema:
-    """The generation of the database behind ``source`` (raises :class:`SchemaError`)."""
+    """The generation of the database behind ``source`` (raises :class:`PlatformSchemaError`)."""
     frozen = visible_columns(source, "t_")
     present = frozenset(frozen)
     if source.dialect == "postgresql":  # the catalog lists the tables the account may not read too
@@ -126,7 +123,7 @@ def detect(source: Source) -> Schema:
         present |= {str(row["t"]).lower() for row in rows}
     app = frozen.get("t_flink_app")
     if app is None:
-        raise SchemaError(
+        raise PlatformSchemaError(
             f"no t_flink_app table visible in {source.target.masked()}: is this StreamPark's database, "
             "and does the account have SELECT on it? (planlineage watch --check lists the grants)"
         )
@@ -137,7 +134,7 @@ def detect(source: Source) -> Schema:
         # managed-cloud tables) is nothing it reads, and an account need not see those tables.
         generation = "2.2+ (dev/3.0)"
     else:
-        raise SchemaError(
+        raise PlatformSchemaError(
             "t_flink_app has neither deploy_mode (StreamPark 2.2+) nor execution_mode (2.1.x): "
             "not a StreamPark schema generation this version knows (or the account may not read that column)"
         )
@@ -153,7 +150,7 @@ def detect(source: Source) -> Schema:
             broken[table] = lacking
     core = {t: c for t, c in broken.items() if t in CORE}
     if core:
-        raise SchemaError(_column_message(core, generation, deploy))
+        raise PlatformSchemaError(_column_message(core, generation, deploy))
     for table in broken:
         del frozen[table]
     return Schema(generation=generation, columns=frozen, broken=broken, present=present)

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from planlineage.errors import SourceError
 from planlineage.settings import Settings
-from planlineage.watch.connection import Source, SourceError
+from planlineage.watch.connection import Source
 from planlineage.watch.url import Target
 
 

@@ -14,18 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from planlineage.emitter.transports.base import scrub, short
+from planlineage.errors import DriverMissing, SourceError
 from planlineage.watch.url import Target
 
 CONNECT_TIMEOUT = 5
 STATEMENT_TIMEOUT_MS = 30_000
-
-
-class SourceError(Exception):
-    """The platform's database cannot be read right now (one secret-free line)."""
-
-
-class DriverMissing(SourceError):
-    """The driver of the dialect is not installed."""
 
 
 def _driver(dialect: str):

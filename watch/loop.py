@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from planlineage.emitter import outbox
+from planlineage.errors import SourceError, StoreError
 from planlineage.lifecycle import compile_service, delivery, drop_reasons, runner, runs
 from planlineage.settings import Settings
-from planlineage.store.sqlite import Store, StoreError
+from planlineage.store.sqlite import Store
 from planlineage.watch import ledger, transitions
-from planlineage.watch.connection import Source, SourceError
+from planlineage.watch.connection import Source
 from planlineage.watch.records import JobSeen
 from planlineage.watch.url import Target
 

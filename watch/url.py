@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from planlineage.errors import PlatformUrlError
+
 MASK = "***"
 
 _DIALECTS = {
@@ -29,10 +31,6 @@ _DIALECTS = {
     "mariadb": "mysql",
 }
 _DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306}
-
-
-class UrlError(ValueError):
-    """The address cannot be used (the message never contains the password)."""
 
 
 @dataclass(frozen=True)
@@ -82,13 +80,13 @@ def parse(
     is in messages."""
     text = (url or "").strip()
     if not text:
-        raise UrlError(f"no {platform} database given: pass {flag} URL" + (f" (or set {env})" if env else ""))
+        raise PlatformUrlError(f"no {platform} database given: pass {flag} URL" + (f" (or set {env})" if env else ""))
     if text.lower().startswith("jdbc:"):
         text = text[5:]
     scheme = text.split(":", 1)[0].lower()
     dialect = _DIALECTS.get(scheme)
     if dialect is None:
-        raise UrlError(
+        raise PlatformUrlError(
             f"unsupported database scheme {scheme!r}: use postgresql://… or mysql://… "
             f"({platform}'s default H2 database cannot be read from outside the console)"
         )
@@ -97,13 +95,13 @@ def parse(
     try:
         port = parts.port
     except ValueError:
-        raise UrlError(f"the port of {_safe(text)} is not a number") from None
+        raise PlatformUrlError(f"the port of {_safe(text)} is not a number") from None
     host = parts.hostname
     if not host:
-        raise UrlError(f"no host in {_safe(text)}: expected {dialect}://user@host:port/database")
+        raise PlatformUrlError(f"no host in {_safe(text)}: expected {dialect}://user@host:port/database")
     database = unquote(parts.path.lstrip("/").split("/", 1)[0])
     if not database:
-        raise UrlError(f"no database name in {_safe(text)}: expected {dialect}://user@host:port/database")
+        raise PlatformUrlError(f"no database name in {_safe(text)}: expected {dialect}://user@host:port/database")
     url_user = unquote(parts.username) if parts.username else query.get("user")
     url_password = unquote(parts.password) if parts.password is not None else query.get("password")
     schema = query.get("currentSchema") or query.get("currentschema") or query.get("search_path")

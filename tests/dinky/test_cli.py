@@ -9,7 +9,8 @@ import pytest
 
 from planlineage.cli.main import main
 from planlineage.dinky import PLATFORM
-from planlineage.watch.url import UrlError, parse
+from planlineage.errors import PlatformUrlError
+from planlineage.watch.url import parse
 
 
 def test_dinky_jdbc_url_is_parsed_as_for_streampark_and_named_dinky():
@@ -24,7 +25,7 @@ def test_dinky_jdbc_url_is_parsed_as_for_streampark_and_named_dinky():
         "dk",
     )
     assert target.masked() == "mysql://dk:***@db:3306/dinky" and "FAKE-url-pw" not in repr(target)
-    with pytest.raises(UrlError, match="Dinky's default H2 database cannot be read from outside the console"):
+    with pytest.raises(PlatformUrlError, match="Dinky's default H2 database cannot be read from outside the console"):
         parse("jdbc:h2:mem:dinky", platform=PLATFORM, flag="--dinky-db")
 
 

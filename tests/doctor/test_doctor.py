@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from planlineage.cli.main import main
-from planlineage.doctor import UnreadableInput, diagnose
+from planlineage.doctor import diagnose
 from planlineage.document import JobLineage, SinkLineage, TableLineage
+from planlineage.errors import UnreadableInput
 from planlineage.lifecycle import runs
 from planlineage.registry import resolve
 from planlineage.settings import Settings

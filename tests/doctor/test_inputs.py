@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from planlineage.doctor import UnreadableInput
 from planlineage.doctor.inputs import DOCUMENT, DOCUMENT_LINES, EVENTS, SCRIPT, kind_of
+from planlineage.errors import UnreadableInput
 
 EVENT = {
     "eventType": "START",

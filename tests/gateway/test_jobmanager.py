@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from planlineage.errors import SourceError
 from planlineage.gateway import jobmanager
 from planlineage.lifecycle import runs
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store
 from planlineage.watch import ledger
-from planlineage.watch.connection import SourceError
 
 
 def load_fake():

@@ -114,8 +114,9 @@ def test_without_a_readable_operation_log_a_new_job_id_starts_the_run(streampark
 
 
 def test_the_watcher_session_is_read_only_even_for_an_account_that_may_write(streampark, server):
+    from planlineage.errors import SourceError
     from planlineage.streampark.address import parse
-    from planlineage.watch.connection import Source, SourceError
+    from planlineage.watch.connection import Source
 
     sp = streampark("dev")
     if server.dialect == "postgresql":

@@ -2,12 +2,12 @@
 
 import pytest
 
+from planlineage.errors import PlatformUrlError
 from planlineage.streampark import sql, states
 from planlineage.streampark.address import parse
 from planlineage.streampark.reads import App
 from planlineage.streampark.spark import Env, defaults, listener_reason, naming_conf, properties
 from planlineage.streampark.watcher import selection
-from planlineage.watch.url import UrlError
 
 # t_flink_sql id 100000 of StreamPark's shipped demo data (SCRIPT/data/mysql-data.sql, dev).
 DEMO = (
@@ -101,7 +101,7 @@ def test_password_from_the_environment_wins_and_is_scrubbed():
     ],
 )
 def test_bad_urls_say_what_to_do_without_the_password(url, message):
-    with pytest.raises(UrlError, match=message) as error:
+    with pytest.raises(PlatformUrlError, match=message) as error:
         parse(url)
     assert "FAKE-pw" not in str(error.value)
 
@@ -190,7 +190,8 @@ def test_core_does_not_import_the_drivers():
 def test_a_missing_driver_says_which_extra_to_install(monkeypatch):
     import sys
 
-    from planlineage.watch.connection import DriverMissing, Source
+    from planlineage.errors import DriverMissing
+    from planlineage.watch.connection import Source
 
     monkeypatch.setitem(sys.modules, "pymysql", None)  # as if PyMySQL were not installed
     with pytest.raises(DriverMissing, match=r"pip install 'planlineage\[streampark\]'"):
