@@ -78,9 +78,9 @@ class Recorder:
         self._handed: set[str] = set()  # job ids known handed over (skips the store on later pages)
         self._answered: dict[str, None] = {}  # operations whose result came (in order, the oldest dropped)
         self._queue: queue.Queue[Exchange | None] = queue.Queue(maxsize=queue_limit)
-        self._worker = threading.Thread(target=self._work, name="planlineage-gateway-recorder", daemon=True)
+        self._recording = threading.Thread(target=self._work, name="planlineage-gateway-recorder", daemon=True)
         self._stopping = False
-        self._worker.start()
+        self._recording.start()
 
     # -- the request path: cheap -------------------------------------------------------------
 
@@ -114,8 +114,8 @@ class Recorder:
             except queue.Full:
                 if time.monotonic() >= deadline:
                     break
-        self._worker.join(max(0.0, deadline - time.monotonic()))
-        return self._queue.qsize() if self._worker.is_alive() else 0
+        self._recording.join(max(0.0, deadline - time.monotonic()))
+        return self._queue.qsize() if self._recording.is_alive() else 0
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Whether every call recorded so far was processed within ``timeout`` (tests, the bench)."""
