@@ -22,7 +22,8 @@ FOLDERS = {
     "planlineage.history": "history",  # `watch --history`: past runs a platform recorded, replayed once
     "planlineage.spark": "spark",  # Spark SQL: per-version PySpark venvs, Spark's parser, the walk, naming
     "planlineage.store": "store",  # the state store backends (SQLite file, shared PostgreSQL), migrations, leases
-    "planlineage.flink_versions": "flink-versions",
+    "planlineage.flink_versions": "flink-versions",  # one TOML per Flink version, with its pins
+    "planlineage.spark_versions": "spark-versions",  # one TOML per Spark version, with its pins
     "planlineage.doctor": "doctor",  # split datasets across producers: reading events and state, grouping
     "planlineage.graph": "graph",  # the lineage graph: model, layout, HTML and DOT rendering
     "planlineage.listener_conf": "listener_conf",  # `spark-conf` / `flink-conf`: the OpenLineage listeners' keys

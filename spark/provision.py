@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planlineage.errors import ProvisionError
-from planlineage.spark.versions import DEFAULT_MINOR, SUPPORTED, SparkVersion
+from planlineage.spark.versions import DEFAULT_MINOR
+from planlineage.spark_versions import SparkVersion, supported
 from planlineage.version_venvs import MARKER, InVenv, VenvCache, fingerprint
 
 __all__ = ["MARKER", "ProvisionedSpark", "cache_root", "ensure", "list_installed"]
@@ -43,7 +44,7 @@ def cache_root() -> Path:
 
 def resolve_version(requested: str | None) -> SparkVersion:
     """`3.5` or `3.5.9` (or None for the default) to a supported version."""
-    return CACHE.resolve(SUPPORTED, requested, DEFAULT_MINOR)
+    return CACHE.resolve(supported(), requested, DEFAULT_MINOR)
 
 
 def _fingerprint(spark: SparkVersion) -> str:
@@ -52,7 +53,7 @@ def _fingerprint(spark: SparkVersion) -> str:
 
 def list_installed() -> dict[str, dict]:
     """What the cache holds, per minor version: ready or not, and where."""
-    return CACHE.listing(SUPPORTED, _fingerprint)
+    return CACHE.listing(supported(), _fingerprint)
 
 
 def ensure(
