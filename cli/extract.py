@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from planlineage import engines
 from planlineage.errors import ExitCode, InputError
 
 
@@ -57,6 +58,7 @@ def cmd_extract(args) -> int:
 
     signal.signal(signal.SIGTERM, _terminated)
     many = len(args.script) > 1 or Path(args.script[0]).is_dir()
+    engine = engines.get(args.engine)
     reporter = None
     if args.events or args.send:
         from planlineage.cli.extract_events import EventReporter
@@ -64,8 +66,8 @@ def cmd_extract(args) -> int:
         reporter = EventReporter(args, many)
     if many:
         lazylog.load()
-        if args.engine == "spark":
-            raise InputError("--engine spark extracts one script at a time; pass a single file.")
+        if not engine.many_scripts:
+            raise InputError(f"--engine {engine.name} extracts one script at a time; pass a single file.")
         return cmd_backfill(args, reporter)
     script = _read_script(args.script[0])
     no_lineage = _no_lineage(args, script)
@@ -74,7 +76,7 @@ def cmd_extract(args) -> int:
         lazylog.load()
         return _said(no_lineage, reporter.single(script, fmt, lambda: _events_lineage(args, script)))
     head_start = None
-    if args.engine == "flink":
+    if engine.warm_planner:
         output = _from_warm_planner(args, script, fmt)
         if output is not None:
             sys.stdout.write(output)
@@ -101,11 +103,8 @@ def _no_lineage(args, script: str) -> str | None:
     except sql_script.ScriptError:
         return None  # the pipeline reports it with its line
     if not statements:
-        if args.engine == "flink":
-            from planlineage.planner.provision import resolve_version, without_compiled_plan
-
-            if not without_compiled_plan(args.flink_version):
-                resolve_version(args.flink_version)
+        engine = engines.get(args.engine)
+        engine.check_version(_version(args, engine))
         raise InputError(f"{path} holds no SQL statement (it is empty or only comments): nothing to analyse.")
     kinds = {statement.kind for statement in statements}
     if kinds & (sql_script.SINKS | {sql_script.Kind.PLAN_FILE}):
@@ -146,23 +145,27 @@ def _extract_here(args, script: str, fmt: str, planner) -> int:
 def _lineage_here(args, script: str, planner, columns: bool):
     from planlineage.pipeline import extract
 
+    engine = engines.get(args.engine)
     identity = _identity_config(args)
-    if args.engine == "spark":
-        from planlineage.spark import extract as spark_extract
-
-        if args.jar:
-            print("planlineage: --jar applies to Flink only; ignored for Spark.", file=sys.stderr)
-
-        conf = dict(pair.split("=", 1) for pair in args.spark_conf)
-        return spark_extract(script, spark_version=args.spark_version, identity=identity, conf=conf, columns=columns)
+    if not engine.takes_jars and args.jar:
+        takers = " and ".join(e.display_name for e in engines.every() if e.takes_jars)
+        print(f"planlineage: --jar applies to {takers} only; ignored for {engine.display_name}.", file=sys.stderr)
     return extract(
         script,
-        flink_version=args.flink_version,
-        jars=_jars(args),
+        engine=engine,
+        version=_version(args, engine),
+        jars=_jars(args) if engine.takes_jars else [],
+        conf=dict(pair.split("=", 1) for pair in args.spark_conf),
         identity=identity,
         columns=columns,
         planner=planner,
     )
+
+
+def _version(args, engine) -> str | None:
+    """The version the command line asks of ``engine``: its --flink-version / --spark-version,
+    whose destination is the document's version field."""
+    return getattr(args, engine.version_field)
 
 
 #: How long the command waits for a warm planner's answer; the warm planner stops a job itself
@@ -243,7 +246,7 @@ def _events_lineage(args, script: str):
     """The script's lineage as `submit` computes it (Flink: with column lineage)."""
     from planlineage.document import JobLineage
 
-    if args.engine != "flink":
+    if not engines.get(args.engine).warm_planner:  # (columns as asked: an engine without a warm planner)
         return _lineage_here(args, script, None, args.columns)
     output = _from_warm_planner(args, script, "json", columns=True)
     if output is not None:
@@ -335,7 +338,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add column lineage per sink: {sink_column: [{table, column, transformations}]}",
     )
-    parser.add_argument("--engine", choices=["flink", "spark"], default="flink", help="whose SQL the script is")
+    parser.add_argument("--engine", choices=engines.NAMES, default=engines.DEFAULT, help="whose SQL the script is")
     parser.add_argument("--spark-version", default=None, help="with --engine spark: 3.5 or 4.0 (default 3.5)")
     parser.add_argument(
         "--spark-conf",

@@ -84,7 +84,7 @@ from openlineage.client.facet_v2 import (
 from openlineage.client.generated.base import RunFacet
 from openlineage.client.serde import Serde
 
-from planlineage import __version__
+from planlineage import __version__, engines
 from planlineage.clock import format_time, utc_now
 from planlineage.document import Column, Dataset, JobLineage, SinkLineage
 from planlineage.emitter.run_ids import (  # noqa: F401 - part of this module's API
@@ -99,17 +99,8 @@ from planlineage.emitter.run_ids import (  # noqa: F401 - part of this module's 
 PRODUCER = "https://github.com/planlineage/planlineage"
 
 
-#: The integration name in the ``jobType`` facet, as openlineage-flink writes it.
-INTEGRATION = "FLINK"
-#: ... and as openlineage-spark writes it, for Spark SQL jobs analysed by planlineage.spark.
-SPARK_INTEGRATION = "SPARK"
-#: The ``jobType`` of every job of a Flink submission, as openlineage-flink's 2.x listener writes
-#: it (OpenLineageJobExtractor.FLINK_JOB_TYPE).
-FLINK_JOB_TYPE = "JOB"
-#: openlineage-spark's: a SQL execution (SparkSQLExecutionContext) and the application around
-#: several (SparkApplicationExecutionContext).
-SPARK_SQL_JOB_TYPE = "SQL_JOB"
-SPARK_APPLICATION_JOB_TYPE = "APPLICATION"
+# The jobType facet's integration and jobType are the engine's (Engine.integration, Engine.job_type):
+# as openlineage-flink and openlineage-spark write them.
 #: The run facet openlineage-flink carries the Flink JobID in (FLINK_JOB_FACET_KEY).
 FLINK_JOB_FACET = "flink_job"
 #: Bounds an error message kept in the ``errorMessage`` facet.
@@ -208,10 +199,10 @@ def plan_jobs(lineage: JobLineage, job_name: str, run_id: str) -> list[PlannedJo
             else None,
         )
 
-    # openlineage-spark's SQL_JOB always hangs off its application's run (Data.Rentgen's consumer
-    # fails on one without a parent): a Spark job with one target is a parent and one child too.
-    spark_children = lineage.engine == "spark" and not legacy and len(groups) == 1
-    if len(groups) <= 1 and not spark_children:
+    # An engine whose every job hangs off its application's run (Spark: openlineage-spark's SQL_JOB;
+    # Data.Rentgen's consumer fails on one without a parent): one target is a parent and one child too.
+    parent_of_one = engines.of_document(lineage).single_target_has_parent and not legacy and len(groups) == 1
+    if len(groups) <= 1 and not parent_of_one:
         sinks = next(iter(groups.values()), [])
         return [job_for(job_name, run_id, sinks, False)]
     jobs = [PlannedJob(job_name, run_id, is_parent=True)]
@@ -323,35 +314,31 @@ def build_events(
     event_time = event_time or utc_now_iso()
 
     processing = "BATCH" if lineage.runtime_mode == "batch" else "STREAMING"
-    spark = lineage.engine == "spark"
+    engine = engines.of_document(lineage)
 
     def job_facets(planned: PlannedJob) -> dict[str, Any]:
-        if spark:
-            job_type = SPARK_APPLICATION_JOB_TYPE if planned.is_parent else SPARK_SQL_JOB_TYPE
-        else:
-            job_type = FLINK_JOB_TYPE
         facets: dict[str, Any] = {
             "jobType": job_type_job.JobTypeJobFacet(
                 processingType=processing,
-                integration=SPARK_INTEGRATION if spark else INTEGRATION,
-                jobType=job_type,
+                integration=engine.integration,
+                jobType=engine.job_type(planned.is_parent),
                 producer=PRODUCER,
             )
         }
         query = planned.statement or sql
         if query:
-            facets["sql"] = sql_job.SQLJobFacet(query=query, dialect=lineage.engine, producer=PRODUCER)
+            facets["sql"] = sql_job.SQLJobFacet(query=query, dialect=engine.name, producer=PRODUCER)
         return facets
 
     base_run_facets: dict[str, Any] = {
         "processing_engine": processing_engine_run.ProcessingEngineRunFacet(
-            version=lineage.spark_version or lineage.flink_version or "unknown",
-            name=lineage.engine,
+            version=getattr(lineage, engine.version_field) or "unknown",
+            name=engine.name,
             openlineageAdapterVersion=__version__,
             producer=PRODUCER,
         )
     }
-    if flink_job_id and not spark:
+    if flink_job_id and engine.job_id_facet:
         base_run_facets[FLINK_JOB_FACET] = FlinkJobRunFacet(jobId=flink_job_id, producer=PRODUCER)
     if event_type == "FAIL" and error:
         base_run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(

@@ -56,6 +56,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from planlineage import engines
 from planlineage.clock import utc_now
 from planlineage.lifecycle import job_files, planner_pool, runner, service_start, spool
 from planlineage.lifecycle.job_files import CompileJob
@@ -217,10 +218,10 @@ class Service:
         """The pool place a job compiles in (None: nothing to compile, the run is abandoned)."""
         if job.get("error") is not None:
             return None
-        # A Spark compile starts its own JVM: it takes a place in the pool too (its slot is never
-        # asked to compile, so it starts no Flink planner).
-        spark = job.get("engine") == "spark"
-        version = f"spark-{job.get('spark_version')}" if spark else job.get("flink_version")
+        # A compile that starts its own JVM (Spark's) takes a place in the pool too (its slot is
+        # never asked to compile, so it starts no Flink planner).
+        engine = engines.get(job.get("engine"))
+        version = job.get("flink_version") if engine.pooled_compiler else f"{engine.name}-{job.get('spark_version')}"
         return self._pool_for(job).acquire(version)
 
     def _compile(self, job: CompileJob) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from planlineage import lazylog
 from planlineage.lifecycle.compile_queue import QueueFailed, new_compile_job, start
@@ -90,6 +90,7 @@ def submit_job(
     (its job file cannot be written) ends the run at once: it is dropped and :class:`QueueFailed`
     says why and what to do, so that the application's run is never left compiling for ever.
     """
+    from planlineage import engines
     from planlineage.emitter.run_ids import new_run_id
     from planlineage.errors import StoreError
     from planlineage.lifecycle import runs, spool
@@ -105,7 +106,7 @@ def submit_job(
         jars=jars or [],
         spark_version=spark_version,
     )
-    if engine == "flink" and sql and not error:
+    if sql and not error and engines.get(engine).coexists_with_listener:
         coexisting = coexisting_run(settings, sql, flink_version, job_name, flink_job_id, start_time_millis)
         if coexisting is not None:  # the job (and run) openlineage-flink's listener reports it under
             job["job_namespace"], job["job_name"] = coexisting.job_namespace, coexisting.job_name
@@ -241,8 +242,8 @@ def script_max_bytes(settings) -> int:
 def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | None = None) -> None:
     """Compile one job (with ``planner``, else however the pipeline finds one) and attach its
     lineage, or abandon the run. Never raises."""
+    from planlineage import engines, script_size
     from planlineage import pipeline as extraction
-    from planlineage import script_size
     from planlineage.lifecycle import runs, sql_facet
     from planlineage.settings import Settings
 
@@ -264,28 +265,20 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
                 sql_facet.set_redacted_sql(
                     store, app_id, run_id, sql_facet.redacted(sql, job.get("engine")), sql_facet.limit_of(settings)
                 )
-                if job.get("engine") == "spark":  # Spark SQL: Spark's own parser (planlineage.spark)
-                    from planlineage import spark
-
-                    lineage = spark.extract(
-                        sql,
-                        spark_version=job.get("spark_version"),
-                        identity=_identity(settings),
-                        conf=job.get("spark_conf") or {},
-                        timeout=timeout or job_timeout(),
-                        columns=True,
-                    )  # events carry the columnLineage facet, as docs/spark-sql.md says
-                else:
-                    lineage = extraction.extract(
-                        sql,
-                        flink_version=job.get("flink_version"),
-                        jars=job.get("jars") or [],
-                        identity=_identity(settings),
-                        planner=planner,
-                        timeout=timeout or job_timeout(),
-                        columns=True,
-                        max_bytes=limit,
-                    )  # events carry the columnLineage facet
+                engine = engines.get(job.get("engine"))
+                lineage = extraction.extract(
+                    sql,
+                    engine=engine,
+                    version=cast("str | None", job.get(engine.version_field)),  # flink_version / spark_version
+                    jars=(job.get("jars") or []) if engine.takes_jars else [],
+                    conf=job.get("spark_conf") or {},
+                    identity=_identity(settings),
+                    # the pool's place is the compiler of an engine it pools (Flink's planners)
+                    planner=planner if engine.pooled_compiler else None,
+                    timeout=timeout or job_timeout(),
+                    columns=True,  # events carry the columnLineage facet (docs/spark-sql.md: Spark's too)
+                    max_bytes=limit,
+                )
             except Exception as error:
                 # ExtractError / ProvisionError / PlannerError / ConfigError messages are redacted
                 reason = f"{type(error).__name__}: {error}"

@@ -31,16 +31,12 @@ def limit_of(settings) -> int:
 
 
 def redacted(sql: str, engine: str | None = None) -> str:
-    """The script with every secret option value it writes masked, as a facet may carry it."""
-    from planlineage.pipeline import script_options
+    """The script with every secret option value it writes masked, as a facet may carry it:
+    the options as ``engine`` (a name; None: the default engine) reads them."""
+    from planlineage import engines
     from planlineage.registry.secrets import redact_sql
 
-    options = script_options(sql)
-    if engine == "spark":  # Spark writes `OPTIONS (password 'x')`: no '=' for Flink's reader to see
-        from planlineage.spark.extract import spark_options
-
-        options.update(spark_options(sql))
-    return redact_sql(sql, options)
+    return redact_sql(sql, engines.get(engine).secret_options(sql))
 
 
 def cap_sql(sql: str, limit: int = SQL_FACET_MAX_BYTES) -> tuple[str, int]:

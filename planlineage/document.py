@@ -137,7 +137,7 @@ class JobLineage(BaseModel):
     def stored(cls, data: dict) -> JobLineage:
         """A document read back from the state store. One stored by a release before
         `child_run_ids` existed had its children's STARTs built the older way."""
-        if "child_run_ids" not in data and _has_child_jobs(data.get("sinks") or [], bool(data.get("spark_version"))):
+        if "child_run_ids" not in data and _has_child_jobs(data.get("sinks") or [], _engine_of(data)):
             data = {"child_run_ids": "uuid5", **data}
         return cls.model_validate(data)
 
@@ -148,7 +148,8 @@ class JobLineage(BaseModel):
 
     @property
     def engine(self) -> str:
-        return "spark" if self.spark_version else "flink"
+        """The name of the engine that produced the document (planlineage.engines)."""
+        return _engine_of(self).name
 
     @model_serializer(mode="wrap")
     def _only_its_engine(self, handler):
@@ -160,7 +161,7 @@ class JobLineage(BaseModel):
                 data.pop(key, None)
         if not self.stand_ins:
             data.pop("stand_ins", None)
-        if not _has_child_jobs(data.get("sinks") or [], self.engine == "spark"):
+        if not _has_child_jobs(data.get("sinks") or [], _engine_of(self)):
             data.pop("child_run_ids", None)  # no child runs: nothing to number
         return data
 
@@ -168,8 +169,16 @@ class JobLineage(BaseModel):
         return self.model_dump(by_alias=True, mode="json")
 
 
-def _has_child_jobs(sinks: list[dict], spark: bool) -> bool:
-    """Whether the events of a document have child jobs: several sink tables, or any Spark target
-    (openlineage-spark's SQL_JOB always hangs off its application's run)."""
+def _engine_of(document):
+    """The engine of a document, or of its stored form (a dict): the one whose version it sets."""
+    from planlineage.engines import of_document  # the picker: no engine's code until asked
+
+    return of_document(document)
+
+
+def _has_child_jobs(sinks: list[dict], engine) -> bool:
+    """Whether the events of a document have child jobs: several sink tables, or a single target
+    of an engine whose every target hangs off its application's run (Spark: openlineage-spark's
+    SQL_JOB always does)."""
     tables = {sink.get("table") for sink in sinks}
-    return len(tables) > 1 or (spark and len(tables) == 1)
+    return len(tables) > 1 or (engine.single_target_has_parent and len(tables) == 1)

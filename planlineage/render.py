@@ -28,8 +28,11 @@ def render_table(lineage) -> str:
             return "(no dataset)"
         return ", ".join(f"{d.namespace} {d.name}" for d in table.datasets)
 
-    engine = f"Spark {lineage.spark_version}" if lineage.engine == "spark" else f"Flink {lineage.flink_version}"
-    lines = [f"{engine}, {lineage.runtime_mode}: {len(lineage.sinks)} sink(s)"]
+    from planlineage.engines import of_document
+
+    engine = of_document(lineage)
+    version = getattr(lineage, engine.version_field)
+    lines = [f"{engine.display_name} {version}, {lineage.runtime_mode}: {len(lineage.sinks)} sink(s)"]
     for sink in lineage.sinks:
         lines.append("")
         lines.append(f"{sink.table} [{sink.connector}]  {datasets(sink)}")

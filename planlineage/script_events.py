@@ -81,7 +81,9 @@ def document_lineage(obj: Any) -> JobLineage | None:
 
     if not isinstance(obj, dict) or not isinstance(obj.get("sinks"), list):
         return None
-    if "flink_version" not in obj and "spark_version" not in obj:
+    from planlineage import engines
+
+    if not any(engine.version_field in obj for engine in engines.every()):  # no engine's document
         return None
     try:
         return JobLineage.model_validate(obj)

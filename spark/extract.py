@@ -1,7 +1,6 @@
-"""From a Spark SQL script to its lineage document: split, parse with Spark, walk, name.
-
-SQL -> statements (planlineage.script's splitter: comments, quotes, `;`) -> Spark's own parser in a
-child inside the version's venv -> logical plans -> walk (targets <- sources) -> naming -> JobLineage.
+"""The Spark engine's part of the pipeline (:func:`planlineage.pipeline.extract` composes it):
+statements -> Spark's own parser in a child inside the version's venv -> logical plans -> walk
+(targets <- sources) -> naming -> JobLineage.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from collections.abc import Mapping
 
 from planlineage import script as sql_script
 from planlineage.document import ColumnInput, ColumnTransformation, JobLineage, SinkLineage
+from planlineage.engine import ExtractJob
 from planlineage.errors import ExtractError
 from planlineage.registry import IdentityConfig
 from planlineage.registry.secrets import redact_sql, redact_text
@@ -23,34 +23,28 @@ from planlineage.spark.trimmers import name_trimming
 from planlineage.spark.walk import Target, walk
 
 
-def extract(
-    script: str,
-    spark_version: str | None = None,
-    identity: IdentityConfig | None = None,
-    conf: Mapping[str, str] | None = None,
-    parser: SparkParser | None = None,
-    timeout: float = 300.0,
-    columns: bool = False,
-) -> JobLineage:
-    """The lineage of one Spark SQL job, per target table.
+class ParsedScript:
+    """A script Spark's parser answered for: its logical plans, and the statements sent."""
 
-    `conf`: the Spark configuration the job is submitted with; only what names tables is read
-    (spark.sql.catalogImplementation, spark.sql.hive.metastore.uris / hive.metastore.uris,
-    spark.sql.warehouse.dir, spark.sql.catalog.*, spark.openlineage.dataset.disabledTrimmers /
-    extraTrimmers). With `columns`, each target whose every write Spark's analyzer
-    resolved gets column lineage. Raises ExtractError (bad script), ProvisionError, PlannerError.
-    """
-    try:
-        statements = sql_script.split(script)
-    except sql_script.ScriptError as error:
-        raise ExtractError(f"the script cannot be read: {error}", error.line) from None
+    def __init__(self, answer: dict, statements: list[sql_script.Statement], script: str) -> None:
+        self.answer, self.statements, self.script = answer, statements, script
+
+
+def compile_script(statements: list[sql_script.Statement], script: str, job: ExtractJob) -> ParsedScript:
+    """The statements parsed (and analyzed where Spark can) by the version's Spark, in the
+    caller's parser or one started for this script. Raises ProvisionError, PlannerError."""
     request = build_request(statements)
-    if parser is not None:
-        answer = parser.parse(request, timeout=timeout)
+    if job.compiler is not None:
+        answer = job.compiler.parse(request, timeout=job.timeout)
     else:
-        with SparkParser(ensure(spark_version)) as started:
-            answer = started.parse(request, timeout=timeout)
-    return lineage_of(answer, statements, script, identity, conf, columns)
+        with SparkParser(ensure(job.version)) as started:
+            answer = started.parse(request, timeout=job.timeout)
+    return ParsedScript(answer, statements, script)
+
+
+def lineage_from(parsed: ParsedScript, job: ExtractJob) -> JobLineage:
+    """The document of a parsed script (see :func:`lineage_of`)."""
+    return lineage_of(parsed.answer, parsed.statements, parsed.script, job.identity, job.conf, job.columns)
 
 
 def lineage_of(

@@ -64,6 +64,11 @@ SUBMIT = STATE | {
     "planlineage.script_size",
     "planlineage.lifecycle.runner",
     "planlineage.lifecycle.compile_queue",
+    # the engine picker and the facts of the job's engine (not one of its stages): is it Flink's kind
+    # that may coexist with openlineage-flink's listener?
+    "planlineage.engines",
+    "planlineage.planner.engine",
+    "planlineage.planner",
 }
 
 
@@ -78,6 +83,8 @@ WARM_EXTRACT = LISTING | {
     "planlineage.script_size",
     "planlineage.planner.versions",
     "planlineage.planner.warm_client",
+    "planlineage.engines",  # the picker, and the facts of the engine asked for (does it have a warm planner?)
+    "planlineage.planner.engine",
 }
 
 

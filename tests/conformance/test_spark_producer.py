@@ -79,8 +79,8 @@ def postgres():
 @pytest.fixture(scope="module")
 def measured(postgres, tmp_path_factory):
     """Each case run by the producer and read by planlineage: name -> (differences, error)."""
+    from planlineage.spark import extract
     from planlineage.spark.client import SparkParser
-    from planlineage.spark.extract import extract
     from planlineage.spark.provision import ensure
 
     provisioned = ensure(VERSION)

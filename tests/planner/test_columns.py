@@ -18,8 +18,8 @@ from fixture_cases import lacks, param, version_key
 
 from planlineage.document import ColumnInput, JobLineage, SinkLineage
 from planlineage.flink_versions import supported
-from planlineage.pipeline import attach_columns
 from planlineage.planner.columns import HANDLERS, column_lineage, row_names
+from planlineage.planner.extract import attach_columns
 from planlineage.planner.walk import node_kind
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

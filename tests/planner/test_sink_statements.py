@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 from planlineage import pipeline
 from planlineage import script as sql_script
+from planlineage.planner import extract as flink_extract
 from planlineage.planner.sink_statements import script_writes
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -83,7 +84,7 @@ def test_statements_are_redacted_like_the_script():
     )
     statements = sql_script.split(script)
     writes = script_writes(statements)
-    sinks = [pipeline.SinkLineage(table=D + "dst")]
-    pipeline._attach_statements(sinks, writes, pipeline.script_options(script))
+    sinks = [flink_extract.SinkLineage(table=D + "dst")]
+    flink_extract._attach_statements(sinks, writes, pipeline.script_options(script))
     assert sinks[0].statement.startswith("INSERT INTO dst")
     assert secret not in sinks[0].statement
