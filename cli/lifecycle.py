@@ -383,7 +383,9 @@ def configure(name: str, parser) -> None:
             metavar="JAR",
             help="a connector, format, catalog or UDF jar the job uses (repeat it); what none provides is stood in",
         )
-        parser.add_argument("--engine", choices=["flink", "spark"], default="flink", help="whose SQL the job is")
+        from planlineage import engines  # the picker's names: `submit` asks the job's engine anyway
+
+        parser.add_argument("--engine", choices=engines.NAMES, default=engines.DEFAULT, help="whose SQL the job is")
         parser.add_argument("--spark-version", default=None, help="with --engine spark: 3.5 or 4.0")
         parser.add_argument(
             "--lineage-enable",

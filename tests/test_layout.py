@@ -246,3 +246,44 @@ def test_loggers_are_named_by_their_module():
                 if isinstance(text, str) and text.startswith("planlineage") and text != name:
                     misnamed.append(f"{name}: getLogger({text!r})")
     assert misnamed == []
+
+
+#: The one module that picks an engine by its name (``--engine``, a compile job's ``engine``).
+ENGINE_PICKER = "planlineage.engines"
+
+
+def _engine_names() -> set[str]:
+    """The engine names the picker knows (read, not imported: the layout test imports no product code)."""
+    tree = ast.parse(product_modules()[ENGINE_PICKER].read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "_MODULES":
+            return set(ast.literal_eval(node.value))
+    raise AssertionError(f"{ENGINE_PICKER} has no _MODULES")
+
+
+def _engine_literals(node: ast.AST, names: set[str]) -> list[str]:
+    """The engine names written as literals in ``node`` (a string, or one in a tuple/list/set)."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str) and i.value in names]
+
+
+def test_no_module_branches_on_an_engine_name_outside_the_picker():
+    """What differs between Flink and Spark is asked of the engine (planlineage.engine.Engine), never
+    decided by comparing its name to a literal (`engine == "spark"`, `in ("flink", ...)`); a
+    command's `--engine` choices are the picker's list (planlineage.engines.NAMES), not a literal
+    one. A platform's own name for an engine (StreamPark's FLINK/SPARK constants) is its data, not
+    this."""
+    names = _engine_names()
+    assert names >= {"flink", "spark"}  # the scan looks for what the picker knows
+    found = []
+    for name, tree in _module_trees().items():
+        if name == ENGINE_PICKER:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                literals = [v for part in (node.left, *node.comparators) for v in _engine_literals(part, names)]
+                if literals:
+                    found.append(f"{name}:{node.lineno} compares with {literals}")
+            elif isinstance(node, ast.keyword) and node.arg == "choices" and _engine_literals(node.value, names):
+                found.append(f"{name}:{node.value.lineno} lists the engines itself: use {ENGINE_PICKER}.NAMES")
+    assert found == []
