@@ -1,0 +1,85 @@
+"""The engines behind the one interface: every engine the picker names provides what
+planlineage.engine.Engine says, its versions come from its data files, and the picker loads no
+engine's stages."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import subprocess
+import sys
+import tomllib
+from importlib import resources
+
+import pytest
+
+from planlineage import engines
+from planlineage.engine import Engine
+
+MEMBERS = sorted({name for name in vars(Engine) if not name.startswith("_")} | set(Engine.__annotations__))
+
+
+@pytest.mark.parametrize("name", engines.NAMES)
+def test_each_engine_provides_the_whole_interface(name):
+    engine = engines.get(name)
+    assert engine.name == name
+    assert [m for m in MEMBERS if not hasattr(engine, m)] == []
+    for method in ("job_type", "versions", "provision", "installed", "check_version", "secret_options"):
+        assert callable(getattr(engine, method))
+    for method in ("split", "compile", "lineage"):
+        assert list(inspect.signature(getattr(engine, method)).parameters)[-1] in ("script", "job")
+    assert engine.default_minor in engine.versions()
+
+
+def test_an_unknown_engine_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match="unknown engine 'hive': one of flink, spark"):
+        engines.get("hive")
+
+
+@pytest.mark.parametrize("name", engines.NAMES)
+def test_versions_are_the_data_files_of_the_engine(name):
+    engine = engines.get(name)
+    package = f"planlineage.{name}_versions"
+    files = {e.name[: -len(".toml")]: e for e in resources.files(package).iterdir() if e.name.endswith(".toml")}
+    assert set(engine.versions()) == set(files)
+    for minor, described in engine.versions().items():
+        data = tomllib.loads(files[minor].read_text(encoding="utf-8"))
+        assert described.version == data["version"] and described.version.startswith(minor + ".")
+        assert described.requirements == tuple(data["requirements"])
+        # every requirement is pinned to one release: a version file says exactly what is installed
+        assert all(re.match(r"^[\w.-]+==[\w.]+( |$)", line) for line in described.requirements), minor
+
+
+def test_documents_name_their_engine_by_the_version_they_set():
+    from planlineage.document import JobLineage
+
+    assert engines.of_document(JobLineage(flink_version="2.3.0")).name == "flink"
+    assert engines.of_document(JobLineage(spark_version="3.5.9")).name == "spark"
+    assert engines.of_document({"spark_version": "4.0.5", "sinks": []}).name == "spark"
+    assert engines.of_document(JobLineage()).name == engines.DEFAULT
+
+
+def test_the_picker_and_the_engines_facts_load_none_of_their_stages():
+    code = (
+        "import sys\n"
+        "from planlineage import engines\n"
+        "for e in engines.every():\n"
+        "    (e.name, e.display_name, e.single_target_has_parent, e.integration, e.job_type(True), e.default_minor)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('planlineage')))\n"
+        "print('typing' in sys.modules, 'dataclasses' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    modules, slow = result.stdout.splitlines()
+    assert ast.literal_eval(modules) == [
+        "planlineage",
+        "planlineage.engines",
+        "planlineage.planner",
+        "planlineage.planner.engine",
+        "planlineage.planner.versions",
+        "planlineage.spark",
+        "planlineage.spark.engine",
+        "planlineage.spark.versions",
+    ]
+    assert slow == "False False"
