@@ -44,7 +44,7 @@ from typing import Any
 
 from planlineage.clock import format_time
 from planlineage.errors import SourceError
-from planlineage.lifecycle import runs
+from planlineage.lifecycle import runs, spool
 from planlineage.lifecycle.run_rows import read_run
 from planlineage.watch import DEFAULT_LOST_GRACE, ledger
 from planlineage.watch.ledger import Snap
@@ -181,6 +181,8 @@ class Follower(PlatformWatcher):
     poll it once)."""
 
     options: Options = field(default_factory=Options)
+    #: Hand-overs the store could not take (kept in the node's spool): job key -> (run id, JobID, name).
+    kept: dict[str, tuple[str, str, str]] = field(init=False, repr=False, default_factory=dict)
 
     platform = "JobManager"
     polled = "REST API"  # the watch loop's lines: "the JobManager REST API is readable again"
@@ -195,8 +197,40 @@ class Follower(PlatformWatcher):
         """The jobs followed now, by job key."""
         return ledger.load(self.store, self.key)[1]
 
+    def kept_for_later(self, key: str, run_id: str, job_id: str, job_name: str) -> None:
+        """A job whose hand-over the store refused: it is kept in this node's spool (run id chosen),
+        and followed here once the spool is recorded."""
+        self.kept[key] = (run_id, job_id, job_name)
+
+    def _follow_kept(self) -> None:
+        """The kept hand-overs, once the store takes writes again: the spool recorded (oldest
+        first; a :class:`StoreError` while the store still refuses is the loop's backoff), then each
+        recorded run followed as if handed over now."""
+        if not self.kept:
+            return
+        if spool.waiting(self.store):
+            runs.replay_spooled(self.store)
+        for key, (run_id, job_id, job_name) in list(self.kept.items()):
+            run = self.store.read(lambda conn, key=key: read_run(conn, key))
+            if run is None or run.run_id != run_id:
+                if not spool.waiting(self.store):
+                    del self.kept[key]  # lineage is off now, or a later run replaced it: nothing to follow
+                continue
+
+            def follow(conn, key=key, job_id=job_id, run_id=run_id) -> None:
+                conn.execute(
+                    "INSERT INTO watch_jobs (source, job_key, state, job_id, run_job_id, lost_since, lost_sent) "
+                    "VALUES (?, ?, NULL, ?, ?, NULL, 0) ON CONFLICT DO NOTHING",
+                    (self.key, key, job_id, run_id),
+                )
+
+            self.store.write(follow)
+            ledger.add_compile(self.store, self.key, run_id, key, job_name, self.clock())
+            del self.kept[key]
+
     def poll(self) -> None:
         """One look at the JobManager; raises :class:`SourceError` when it cannot be reached."""
+        self._follow_kept()
         cursor, snaps = ledger.load(self.store, self.key)
         if not snaps:
             return  # nothing to follow: the JobManager is not asked

@@ -27,6 +27,12 @@ records nothing twice):
    tables whose connector is not at hand go through the planner's stand-ins) through the
    lifecycle's compile queue, whose service sends START per sink through the outbox.
 
+A state store that refuses the write (a shared PostgreSQL away, a SQLite file locked past its
+busy timeout) loses nothing: the hand-over (its run id chosen, its compile job) is kept in this
+node's spool as ``planlineage submit`` keeps a submission (:mod:`planlineage.lifecycle.spool`);
+the next command or compile service that reaches the store records it and sends START, and the
+JobManager follower follows the job from then on.
+
 Nothing here raises into the proxy (fail-open: a problem is one line said, and None), and with
 lineage not configured nothing is asked, written or sent.
 """
@@ -44,6 +50,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from planlineage.emitter.run_ids import new_run_id
+from planlineage.errors import StoreError
 from planlineage.gateway import job_script, jobmanager
 from planlineage.gateway.records import JobSubmitted
 from planlineage.lifecycle import compile_queue, runs
@@ -57,6 +65,10 @@ log = logging.getLogger(__name__)
 #: of openlineage-flink's listener is derived from it (on the recording thread, never a client's call).
 START_TIME_WAIT = 10.0
 NO_JOBMANAGER = "gateway:(no JobManager address)"  # the dedupe rows of jobs that cannot be followed
+
+
+class RecordedElsewhere(Exception):
+    """Another proxy on the store recorded the job first: the hand-over's transaction rolls back."""
 
 
 def _stderr(message: str) -> None:
@@ -101,6 +113,7 @@ class Lineage:
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
         self._gateway_jobmanagers: dict[str, str | None] = {}  # gateway URL -> JobManager URL found
+        self._kept: dict[str, str] = {}  # job key -> run id of hand-overs kept in the spool
 
     # -- the entry points -------------------------------------------------------------------
 
@@ -153,6 +166,8 @@ class Lineage:
         known = runs.current_run(self.store, key)
         if known is not None:
             return known.run_id  # handed over before (twice, or before a restart): nothing again
+        if key in self._kept:
+            return self._kept[key]  # handed over again while the first waits in the spool
         try:
             job = job_script.build(submitted.statements, submitted.properties)
         except job_script.NotReportable as why:
@@ -181,28 +196,36 @@ class Lineage:
         if shared is not None:
             namespace, job_name, run_id = shared.job_namespace, shared.job_name, shared.run_id
         source = follower.key if follower is not None else NO_JOBMANAGER
+        run_id = run_id or new_run_id()  # chosen here: a hand-over kept in the spool keeps it
+        compile_job = compile_queue.new_compile_job(
+            app_id=key, run_id=run_id, job_name=job_name, sql=job.sql,
+            flink_version=version, jars=job.jars, job_namespace=namespace,
+        )  # fmt: skip
 
         def follow(conn, new_run_id: str) -> None:
+            # Writes are serialized (SQLite's write lock, PostgreSQL's advisory lock): a second
+            # hand-over of the job (another proxy) sees the first's row and records nothing.
+            if conn.execute("SELECT 1 FROM watch_jobs WHERE job_key = ?", (key,)).fetchone() is not None:
+                raise RecordedElsewhere
             conn.execute(
                 "INSERT INTO watch_jobs (source, job_key, state, job_id, run_job_id, lost_since, lost_sent) "
                 "VALUES (?, ?, NULL, ?, ?, NULL, 0)",
                 (source, key, job_id, new_run_id),
-            )  # a second hand-over of the job (another proxy) fails here: the job is recorded once
+            )
 
-        run_id = runs.record_pending_submission(
-            self.store, key, job_name, None, self.settings, run_id=run_id, also=follow, namespace=namespace
-        )
-        if run_id is None:
+        try:
+            recorded = runs.submit_pending(
+                self.store, key, job_name, self.settings, run_id, namespace=namespace, also=follow
+            )
+        except RecordedElsewhere:
+            recorded = None
+        except StoreError as away:  # the store refuses writes (away, busy, read-only): kept, never lost
+            return self._keep_for_later(compile_job, follower, job_id, away)
+        if recorded is None:
             known = runs.current_run(self.store, key)
             return known.run_id if known is not None else None
         try:
-            compile_queue.start(
-                self.store,
-                compile_queue.new_compile_job(
-                    app_id=key, run_id=run_id, job_name=job_name, sql=job.sql,
-                    flink_version=version, jars=job.jars, job_namespace=namespace,
-                ),
-            )  # fmt: skip
+            compile_queue.start(self.store, compile_job)
         except Exception as problem:  # QueueFailed (a job file that cannot be written) or worse
             runs.abandon_lineage(self.store, key, run_id)  # never left compiling for ever
             self.say(
@@ -214,6 +237,31 @@ class Lineage:
             ledger.add_compile(self.store, follower.key, run_id, key, job_name, time.time())
         label = f"Flink {submitted.flink_version}" if submitted.flink_version else "the default Flink"
         self.say(f"{key} {job_name}: submitted through session {submitted.session}, {label}: compiling")
+        return run_id
+
+    def _keep_for_later(self, compile_job, follower, job_id: str, away: StoreError) -> str | None:
+        """The hand-over in this node's spool, as ``planlineage submit`` keeps a submission: the
+        next command or compile service that reaches the store records it (run, compile, START),
+        and the follower follows the job then.  The run id, or None (said why) when the spool
+        cannot keep it either."""
+        from planlineage.lifecycle import runner
+
+        key, run_id, job_name = compile_job["app_id"], compile_job["run_id"], compile_job["job_name"]
+        try:
+            runner.spool_submission(self.store, compile_job, runs.utc_now())
+        except Exception as problem:  # SpoolFull (its message says what to do) or a folder that cannot be written
+            self.say(
+                f"WARN job {job_id} {job_name}: not reported: the state store cannot be written ({_reason(away)}) "
+                f"and this node's spool cannot keep it ({_reason(problem)})"
+            )
+            return None
+        self._kept[key] = run_id
+        if follower is not None:
+            follower.kept_for_later(key, run_id, job_id, job_name)
+        self.say(
+            f"{key} {job_name}: the state store cannot be written ({_reason(away)}): kept in this node's spool, "
+            "reported once the store takes it"
+        )
         return run_id
 
     def _flink_version(self, submitted: JobSubmitted, job_id: str) -> str | None | bool:

@@ -209,11 +209,12 @@ def submit_pending(
     run_id: str,
     when: str | None = None,
     namespace: str | None = None,
+    also: Callable[[sqlite3.Connection, str], Any] | None = None,
 ) -> str | None:
     """:func:`record_pending_submission` for a caller that handles a :class:`StoreError` itself
     (``submit`` spools the submission when the shared store cannot be reached); ``namespace``: the
     job's, when not ``lineage.namespace`` (coexisting with openlineage-flink's listener)."""
-    return _submit(store, app_id, job_name, None, None, settings, run_id, when, namespace=namespace)
+    return _submit(store, app_id, job_name, None, None, settings, run_id, when, namespace=namespace, also=also)
 
 
 @fail_open("closing of replaced runs", fallback=0)

@@ -171,6 +171,7 @@ INTERNAL_EXCEPTIONS = {
     "planlineage.gateway.job_script.NotReportable": "the job is not reported: one line of the proxy's",
     "planlineage.gateway.job_script.NoSink": "a query's job: not reported, said with --verbose only",
     "planlineage.gateway.proxy.UpstreamError": "the proxy's own 502/504 answer to the client",
+    "planlineage.gateway.submissions.RecordedElsewhere": "another proxy recorded the job: its run id is answered",
     "planlineage.streampark.sql.DecodeError": "the app is not reported, said why (watcher, history replay)",
     "planlineage.streampark.sql.TooLarge": "a WARN naming the limit: the app is not reported",
 }

@@ -285,3 +285,47 @@ def test_two_proxies_on_one_postgresql_store_report_a_job_once(planner, server, 
         second.stop()
     assert kinds(server, run_id, "job") == ["START", "RUNNING", "COMPLETE"]
     assert max(server.keys().values()) == 1
+
+
+def test_a_hand_over_the_store_refuses_is_kept_in_the_spool_and_reported_once_it_is_back(
+    clean_env, planner, server, jm
+):
+    """The state store refuses writes at hand-over (its SQLite file held by another writer past
+    the proxy's busy timeout): the job is kept in the node's spool as `submit` keeps a submission,
+    then recorded, compiled and followed once the store takes writes: START, RUNNING, COMPLETE once."""
+    import sqlite3
+
+    store = Store(clean_env / "state.db", busy_timeout=0.2)
+    Settings(store).set("lineage.address", server.address)
+    sent = statements("union_all")
+    planner.record(job_script.build(sent, {"pipeline.name": "kept-job"}).sql, "union_all")
+    jm.add(JOB, "kept-job", "RUNNING", STARTED)
+    lines: list[str] = []
+    side = lineage(store, jm.url, lines)
+    side.start_following()
+    store.write(lambda conn: None)  # the database and its tables exist: only the hand-over's write is refused
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # every other write now waits, then fails: the store refuses writes
+    try:
+        run_id = side.job_submitted(submitted(sent, jm.url, {"pipeline.name": "kept-job"}))
+        assert run_id is not None
+        assert side.job_submitted(submitted(sent, jm.url, {"pipeline.name": "kept-job"})) == run_id  # twice: once
+        assert runs.current_run(store, "gateway:" + JOB) is None  # nothing recorded: the store refused it
+        assert len(list((clean_env / "spool").glob("*.json"))) == 1  # kept, with its run id
+        assert [line for line in lines if "kept in this node's spool" in line] == [
+            f"gateway:{JOB} kept-job: the state store cannot be written (state database {store.path}: database is "
+            "locked): kept in this node's spool, reported once the store takes it"
+        ]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    try:
+        wait_for(lambda: "RUNNING" in kinds(server, run_id, "kept-job"), timeout=60, what="START, RUNNING once back")
+        jm.set_state(JOB, "FINISHED")
+        wait_for(lambda: "COMPLETE" in kinds(server, run_id, "kept-job"), timeout=30, what="COMPLETE")
+    finally:
+        side.stop()
+    assert [kind for _, kind, _ in events(server, run_id) if kind != "START"] == ["RUNNING", "COMPLETE"]
+    assert kinds(server, run_id, "kept-job").count("START") == 1
+    assert runs.current_run(store, "gateway:" + JOB).run_id == run_id
+    assert list((clean_env / "spool").glob("*.json")) == []
