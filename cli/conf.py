@@ -16,11 +16,11 @@ def _conf(args, merge) -> int:
         data = sys.stdin.buffer.read()
         out = data
         if args.lineage_enable:
-            from planlineage.settings import Settings, is_configured
+            from planlineage.settings import Settings
 
-            values = Settings().list()
-            if is_configured(values):
-                out = merge(data, values, args)
+            config = Settings().config()
+            if config.configured:
+                out = merge(data, config, args)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # fail-open: the platform gets its own configuration back
@@ -36,8 +36,8 @@ def cmd_spark_conf(args) -> int:
 
     return _conf(
         args,
-        lambda data, values, a: listener_conf.merge_bytes(
-            data, listener_conf.spark_entries, values, warn=warn, default_style="="
+        lambda data, config, a: listener_conf.merge_bytes(
+            data, listener_conf.spark_entries, config, warn=warn, default_style="="
         ),
     )
 
@@ -45,11 +45,11 @@ def cmd_spark_conf(args) -> int:
 def cmd_flink_conf(args) -> int:
     from planlineage import listener_conf
 
-    def entries(values, existing, w):
-        return listener_conf.flink_entries(values, args.flink_version, existing, w)
+    def entries(config, existing, w):
+        return listener_conf.flink_entries(config, args.flink_version, existing, w)
 
     return _conf(
-        args, lambda data, values, a: listener_conf.merge_bytes(data, entries, values, warn=warn, default_style=":")
+        args, lambda data, config, a: listener_conf.merge_bytes(data, entries, config, warn=warn, default_style=":")
     )
 
 

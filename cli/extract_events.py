@@ -22,7 +22,6 @@ class EventReporter:
     by way of the outbox. An explicit command: what cannot be done is said, with an exit code."""
 
     def __init__(self, args, many: bool) -> None:
-        from planlineage.lifecycle.sql_facet import limit_of
         from planlineage.settings import Settings
 
         if many and args.job_name:
@@ -32,14 +31,15 @@ class EventReporter:
             )
         self.args = args
         self.settings = Settings()
-        if args.send and not self.settings.configured():
+        self.config = self.settings.config()
+        if args.send and not self.config.configured:
             raise InputError(
                 "--send: no lineage backend is configured, so there is nowhere to send to (nothing was sent); "
                 "configure one (planlineage settings set lineage.address http://gravitino:8090) or write the "
                 "events to a file with --events FILE."
             )
-        self.namespace = args.job_namespace or self.settings.job_namespace()
-        self.limit = limit_of(self.settings)
+        self.namespace = args.job_namespace or self.config.namespace
+        self.limit = self.config.limits.sql_max_bytes
         self.runs: list[tuple[str, list[dict]]] = []
         self.without_lineage: list[str] = []
 
@@ -122,7 +122,7 @@ class EventReporter:
         from planlineage.script_events import send_events
 
         delivered, waiting = send_events(self.runs, self.settings, SEND_SECONDS)
-        kind = self.settings.transport_kind()
+        kind = self.config.transport
         if waiting:
             print(
                 f"planlineage: --send: {len(events)} event(s) queued, {delivered} delivered through the {kind} "

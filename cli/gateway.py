@@ -75,18 +75,16 @@ def _lineage(upstream, args):
     """``(recorder or None, the line saying whether lineage is on and from where, stop())``.
 
     With lineage off the proxy is a plain proxy: no recorder, no store opened, nothing written."""
-    from planlineage.openlineage_config import describe_target, not_configured
     from planlineage.settings import Settings
     from planlineage.store.sqlite import StoreError
 
     try:
         settings = Settings()
-        values = settings.list()
-        on = settings.configured()
+        config = settings.config()
     except StoreError as error:
         return None, f"lineage off: the state store cannot be used ({error}); a plain proxy, nothing recorded", _nothing
-    if not on:
-        return None, f"lineage off: {not_configured(values)}; a plain proxy, nothing recorded", _nothing
+    if not config.configured:
+        return None, f"lineage off: {config.why_off()}; a plain proxy, nothing recorded", _nothing
     from planlineage.gateway.recorder import Recorder
     from planlineage.store import open_store
 
@@ -97,7 +95,7 @@ def _lineage(upstream, args):
         return None, f"lineage off: the state store cannot be used ({error}); a plain proxy, nothing recorded", _nothing
     recorder = Recorder(upstream.url, store, on_job, upstream.ask_version)
     where = f"; job states from {args.jobmanager}" if args.jobmanager else ""
-    return recorder, f"lineage on: {describe_target(values)}; sessions kept in {store.describe()}{where}", stop
+    return recorder, f"lineage on: {config.target()}; sessions kept in {store.describe()}{where}", stop
 
 
 def lineage_side(store, settings, jobmanager: str | None):

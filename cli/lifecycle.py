@@ -97,8 +97,10 @@ def cmd_submit(args) -> None:
     store = open_store()
     settings = Settings(store)
     outage: StoreError | None
+    config = None  # the settings, read once for the whole submission
     try:
-        configured = settings.configured()
+        config = settings.config()
+        configured = config.configured
     except StoreError as away:
         # The shared store cannot be reached (a restart, a failover): a node that has seen lineage
         # on keeps the submission in its spool (runner.submit_job), recorded once the store is back.
@@ -109,7 +111,7 @@ def cmd_submit(args) -> None:
         outage = None
         spool.remember_configured(store, configured)
     if not configured:
-        _say_not_configured(settings)  # and nothing else: no run, no file, no home
+        _say_not_configured(config)  # and nothing else: no run, no file, no home
         return
     from planlineage import script_size
     from planlineage.lifecycle import runner
@@ -117,7 +119,7 @@ def cmd_submit(args) -> None:
     error = None
     sql = None
     try:
-        sql = _read_sql(args.sql_file, _script_limit(settings, script_size, outage))
+        sql = _read_sql(args.sql_file, _script_limit(config, script_size))
     except script_size.ScriptTooLarge as problem:  # said at once, without reading or splitting it
         error = f"the SQL file {args.sql_file} is not analysed: {problem}"
     except OSError as problem:
@@ -150,23 +152,16 @@ def cmd_submit(args) -> None:
         warn(f"no lineage for application {args.app_id}: {error}")
 
 
-def _say_not_configured(settings) -> None:
+def _say_not_configured(config) -> None:
     """`submit --lineage-enable` without a place to send events: one line, so that a platform
     that asked for lineage learns why none comes (nothing is recorded or written)."""
-    from planlineage.openlineage_config import not_configured
-
-    print(f"planlineage: nothing is recorded for this job: {not_configured(settings.list())}", file=sys.stderr)
+    print(f"planlineage: nothing is recorded for this job: {config.why_off()}", file=sys.stderr)
 
 
-def _script_limit(settings, script_size, outage: Exception | None) -> int:
-    """The script size cap; its default while the shared store is away (the submission is kept
-    in the spool all the same, and the compile service checks the cap again)."""
-    if outage is None:
-        try:
-            return script_size.max_bytes(settings.get(script_size.MAX_BYTES_KEY))
-        except StoreError:
-            pass
-    return script_size.max_bytes(None)
+def _script_limit(config, script_size) -> int:
+    """The script size cap; its default while the shared store is away (``config`` None: the
+    submission is kept in the spool all the same, and the compile service checks the cap again)."""
+    return script_size.max_bytes(None) if config is None else config.limits.script_max_bytes
 
 
 def _read_sql(path: str, limit: int) -> str:

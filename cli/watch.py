@@ -60,10 +60,9 @@ def cmd_watch(args) -> int:
                 print(f"PROBLEM: {problem}")
             ok = ok and report.ok
         return ExitCode.OK if ok else ExitCode.INPUT
-    if not settings.configured():  # a store that cannot be used: said by cli.main, exit 2
-        from planlineage.openlineage_config import not_configured
-
-        _say(f"nothing to do: {not_configured(settings.list())}")
+    config = settings.config()  # a store that cannot be used: said by cli.main, exit 2
+    if not config.configured:
+        _say(f"nothing to do: {config.why_off()}")
         return ExitCode.INPUT
     watchers = [
         Watcher(target, store, settings, options, say=_say)

@@ -199,7 +199,7 @@ def resolve(
     from planlineage.settings import Settings
 
     settings = Settings()
-    namespace = job_namespace or settings.job_namespace()
+    namespace = job_namespace or settings.config().namespace
     limit = limit_of(settings)
     for path, kind in documents:
         _add_documents(result, path, kind, namespace, limit)

@@ -28,12 +28,15 @@ another resend its rows (at-least-once, never lost).
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planlineage.emitter.transports.base import Delivered, Rejected, RetryLater
 from planlineage.store.sqlite import Store
+
+if TYPE_CHECKING:
+    from planlineage.config import Limits
 
 DEFAULT_BATCH = 50  # rows per claim: a pass costs a few store transactions per batch
 LEASE_MARGIN_SECONDS = 30.0
@@ -75,22 +78,9 @@ class RetryPolicy:
         return min(self.backoff * TIMEOUT_FACTOR, MAX_PROBE_SECONDS)
 
     @classmethod
-    def from_values(cls, values: Mapping[str, str | None]) -> RetryPolicy:
-        """From ``lineage.retry-*`` settings (missing or unreadable values keep the default)."""
-        base = cls()
-
-        def number(key: str, default: float) -> float:
-            try:
-                value = float(values.get(key) or default)
-            except ValueError:
-                return default
-            return value if value >= 0 else default
-
-        return cls(
-            backoff=number("lineage.retry-backoff", base.backoff),
-            max_attempts=max(1, int(number("lineage.retry-attempts", base.max_attempts))),
-            max_age=number("lineage.retry-max-age", base.max_age),
-        )
+    def from_limits(cls, limits: Limits) -> RetryPolicy:
+        """From the ``lineage.retry-*`` settings (:class:`planlineage.config.Limits`)."""
+        return cls(backoff=limits.retry_backoff, max_attempts=limits.retry_attempts, max_age=limits.retry_max_age)
 
 
 def _marks(values: Sequence[Any]) -> str:

@@ -290,14 +290,14 @@ class Lineage:
         """openlineage-flink's job (and run) when the job also runs that listener, else None."""
         from planlineage.listener_conf import coexist
 
-        values = self.settings.list()
-        conf = coexist.job_conf(job.sql, values, version, session_conf)
-        if coexist.mode(values.get("lineage.flink-runs", (None, ""))[0], conf) != "coexist":
+        config = self.settings.config()
+        conf = coexist.job_conf(job.sql, config, version, session_conf)
+        if coexist.mode(config.flink_runs, conf) != "coexist":
             return None
         millis = _millis((seen or {}).get("start-time"))
         if coexist.derives_run_id(conf) and millis is None and follower is not None:
             millis = _millis((self._job_at(follower, job_id, wait=True) or {}).get("start-time"))
-        shared = coexist.coexisting_run(conf, values, job_name, job_id, millis)
+        shared = coexist.coexisting_run(conf, config, job_name, job_id, millis)
         if shared is not None and shared.run_id is None and coexist.derives_run_id(conf):
             self.say(
                 f"WARN job {job_id}: the listener's run id cannot be derived (the JobManager did not give the job's "

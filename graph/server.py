@@ -178,7 +178,7 @@ def resolve_token(host: str, environ: dict[str, str] | None = None) -> tuple[str
         return None, False
     from planlineage.settings import Settings
 
-    given = (Settings(environ=os.environ if environ is None else environ).get(TOKEN_SETTING) or "").strip()
+    given = (Settings(environ=os.environ if environ is None else environ).ui_token() or "").strip()
     if given and len(given) < MIN_TOKEN:
         raise WeakToken(
             f"{TOKEN_SETTING} has {len(given)} character(s): a token beyond loopback needs at least {MIN_TOKEN}; set "

@@ -15,7 +15,6 @@ Standard library only: the watchers import it on every poll.
 
 from __future__ import annotations
 
-SETTING = "lineage.platform-job-names"
 PLATFORMS = ("streampark", "dinky")
 
 
@@ -24,4 +23,4 @@ def platform_job_name(platform: str, name: str, settings) -> str:
     ``lineage.platform-job-names`` is off."""
     if platform not in PLATFORMS:
         raise ValueError(f"unknown platform {platform!r}: one of {', '.join(PLATFORMS)}")
-    return f"{platform}.{name}" if settings.get_bool(SETTING) else name
+    return f"{platform}.{name}" if settings.config().platform_job_names else name

@@ -28,7 +28,6 @@ out of the ledger (a later replay tries it again); nothing is sent for it.  Prog
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
@@ -49,11 +48,6 @@ if TYPE_CHECKING:
     from planlineage.settings import Settings
     from planlineage.store.sqlite import Store
 
-RATE_KEY = "lineage.history-rate"
-MAX_RUNS_KEY = "lineage.history-max-runs"
-THREADS_KEY = "lineage.history-threads"
-DEFAULT_RATE = 20.0
-DEFAULT_MAX_RUNS = 1000
 FLUSH_SECONDS = 15.0  # the longest delivery pass between runs (it ends once nothing is pending)
 _pause = time.sleep  # the rate limit's pause (a test counts them)
 _LISTENER_WORD = "OpenLineageJobStatusChangedListener"  # openlineage-flink's factory, as a configuration names it
@@ -82,7 +76,9 @@ class Report:
                 "the replay's time or at their start (each said above)"
             )
         if self.left:
-            said.append(f"history: {self.left} older run(s) over {MAX_RUNS_KEY}: run the replay again to send them")
+            said.append(
+                f"history: {self.left} older run(s) over lineage.history-max-runs: run the replay again to send them"
+            )
         for reason, count in self.reasons.most_common(5):
             said.append(f"history: {count} run(s) not replayed: {reason}")
         if self.pending:
@@ -92,16 +88,8 @@ class Report:
 
 def limits(settings: Settings) -> tuple[float, int, int]:
     """``(runs per second, runs per invocation, compile threads)`` from the settings."""
-
-    def number(key: str, default: float) -> float:
-        try:
-            value = float(settings.get(key) or default)
-        except ValueError:
-            return default
-        return value if value > 0 else default
-
-    cores = os.cpu_count() or 1
-    return number(RATE_KEY, DEFAULT_RATE), int(number(MAX_RUNS_KEY, DEFAULT_MAX_RUNS)), int(number(THREADS_KEY, cores))
+    bounds = settings.config().limits
+    return bounds.history_rate, bounds.history_max_runs, bounds.history_threads_or_cores()
 
 
 def replay(
@@ -168,8 +156,9 @@ def compile_all(
     for run in todo:
         scripts.setdefault(_script_key(run), run)
     report.compiled = len(scripts)
-    identity = runner._identity(settings)
-    limit = runner.script_max_bytes(settings)
+    config = settings.config()
+    identity = runner._identity(config)
+    limit = config.limits.script_max_bytes
     results: dict[tuple, JobLineage | str] = {}
     progress = Progress("compiled", len(scripts), err)
     lock = threading.Lock()
@@ -226,14 +215,15 @@ def _queue(
 ) -> None:
     from planlineage.lifecycle import delivery, runs
     from planlineage.lifecycle.run_rows import RunRecord, build_events, load_event_models
-    from planlineage.lifecycle.sql_facet import cap_sql, cap_statements, limit_of, redacted
+    from planlineage.lifecycle.sql_facet import cap_sql, cap_statements, redacted
 
     load_event_models()
     now = datetime.now(UTC)  # no event of a run is sent later than the replay itself
     runs.close_replaced(store)  # transitions a watcher recorded go to the outbox before any run row is replaced
     runs.materialize(store)
-    namespace = settings.job_namespace()
-    sql_limit = limit_of(settings)
+    config = settings.config()
+    namespace = config.namespace
+    sql_limit = config.limits.sql_max_bytes
     began = time.monotonic()
     last_flush = began
     progress = Progress("sent", len(todo), err)
@@ -302,18 +292,18 @@ def _coexisting(run: PastRun, settings: Settings):
     from planlineage.lifecycle import runner
 
     given = dict(run.job_conf)
-    chosen = (settings.get("lineage.flink-runs") or "auto").strip().lower()
+    config = settings.config()
+    chosen = config.flink_runs
     if not given or chosen == "own":
         return runner.coexisting_run(settings, run.sql, run.flink_version, run.job_name)
     named = any(_LISTENER_WORD in text for text in (run.sql, *given.values()))
-    if chosen == "auto" and not named and not settings.get_bool("lineage.flink-listener"):
+    if chosen == "auto" and not named and not config.flink_listener:
         return None
     try:
         from planlineage.listener_conf import coexist
 
-        values = settings.list()
-        conf = coexist.job_conf(run.sql, values, run.flink_version, given)
-        return coexist.coexisting_run(conf, values, run.job_name)
+        conf = coexist.job_conf(run.sql, config, run.flink_version, given)
+        return coexist.coexisting_run(conf, config, run.job_name)
     except Exception:  # a lineage gap never stops a replay: planlineage's own job, as runner does
         return None
 

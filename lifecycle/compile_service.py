@@ -99,8 +99,8 @@ def max_planners(settings) -> int:
     from planlineage.errors import StoreError
 
     try:
-        value = int(float(settings.get("lineage.compile-planners") or 0))
-    except (ValueError, StoreError):  # the shared store is away: the service still replays the spool
+        value = settings.config().limits.compile_planners
+    except StoreError:  # the shared store is away: the service still replays the spool
         value = 0
     return value if value > 0 else default_planners()
 

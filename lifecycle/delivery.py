@@ -90,8 +90,9 @@ def deliver_for(store: Store, settings: Settings, budget: float) -> outbox.Flush
         # A setting changed while delivering (a fixed token: `settings set` requeued what 401/403
         # parked): deliver on with the settings as they are now, never park again with the old.
         stale = _changed(settings)
+        config = settings.config()
         kind, options = settings.transport_options()
-        policy = outbox.RetryPolicy.from_values(settings.values())
+        policy = outbox.RetryPolicy.from_limits(config.limits)
         with opened(kind, options) as backends:
             report = outbox.deliver_until(store, backends, max(0.0, end - time.monotonic()), policy=policy, stale=stale)
         if report is None or not report.stale or time.monotonic() >= end:
@@ -130,8 +131,9 @@ def flush(store: Store, settings: Settings, deadline_seconds: float = 3.0) -> ou
         pass  # still busy: the spool waits for the next command
     close_replaced(store)
     materialize(store)
+    config = settings.config()
     kind, options = settings.transport_options()
-    policy = outbox.RetryPolicy.from_values(settings.values())
+    policy = outbox.RetryPolicy.from_limits(config.limits)
     with opened(kind, options) as backends:
         left = max(0.0, end - time.monotonic())
         report = outbox.deliver_pending(store, backends, left, policy=policy, stale=_changed(settings))

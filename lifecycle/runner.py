@@ -29,6 +29,7 @@ from planlineage.lifecycle.job_files import CompileJob
 from planlineage.store.sqlite import Store
 
 if TYPE_CHECKING:
+    from planlineage.config import Config
     from planlineage.listener_conf.coexist import SharedRun
 
 #: A job whose compile was started this many times (the service died under it) is abandoned.
@@ -148,15 +149,14 @@ def coexisting_run(
     None).  Nothing more is loaded for a job that cannot name the listener (the script does not,
     and ``flink-conf`` does not add it), so a usual submission costs what it did."""
     try:
-        chosen = (settings.get("lineage.flink-runs") or "auto").strip().lower()
-        injects = (settings.get("lineage.flink-listener") or "").strip().lower() in ("1", "true", "yes", "on")
+        config = settings.config()
+        chosen, injects = config.flink_runs, config.flink_listener
         if chosen == "own" or (chosen == "auto" and not injects and "OpenLineageJobStatusChangedListener" not in sql):
             return None
         from planlineage.listener_conf import coexist
 
-        values = settings.list()
-        conf = coexist.job_conf(sql, values, flink_version)
-        return coexist.coexisting_run(conf, values, job_name, job_id, started)
+        conf = coexist.job_conf(sql, config, flink_version)
+        return coexist.coexisting_run(conf, config, job_name, job_id, started)
     except Exception as problem:  # a lineage gap never fails a submission: planlineage's own job
         log.warning("planlineage: the OpenLineage listener's job of %s is not known (%s)", job_name, problem)
         return None
@@ -222,21 +222,10 @@ class _RedactedLog:
         return False
 
 
-def _identity(settings):
+def _identity(config: Config):
     from planlineage.registry import load_config
 
-    return load_config(
-        settings.get("lineage.rules"),
-        profile=settings.get("lineage.profile") or "openlineage",
-        metalake=settings.get("lineage.metalake"),
-    )
-
-
-def script_max_bytes(settings) -> int:
-    """The size cap of a job's script (``lineage.script-max-bytes``)."""
-    from planlineage import script_size
-
-    return script_size.max_bytes(settings.get(script_size.MAX_BYTES_KEY))
+    return load_config(config.rules, profile=config.profile, metalake=config.metalake)
 
 
 def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | None = None) -> None:
@@ -260,10 +249,11 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
             try:
                 # Over the cap (a job the watcher queued, or a cap lowered since): not redacted,
                 # not compiled, whatever its size: abandoned at once with the reason.
-                limit = script_max_bytes(settings)
+                config = settings.config()
+                limit = config.limits.script_max_bytes
                 script_size.check_size(sql, limit)
                 sql_facet.set_redacted_sql(
-                    store, app_id, run_id, sql_facet.redacted(sql, job.get("engine")), sql_facet.limit_of(settings)
+                    store, app_id, run_id, sql_facet.redacted(sql, job.get("engine")), config.limits.sql_max_bytes
                 )
                 engine = engines.get(job.get("engine"))
                 lineage = extraction.extract(
@@ -272,7 +262,7 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
                     version=cast("str | None", job.get(engine.version_field)),  # flink_version / spark_version
                     jars=(job.get("jars") or []) if engine.takes_jars else [],
                     conf=job.get("spark_conf") or {},
-                    identity=_identity(settings),
+                    identity=_identity(config),
                     # the pool's place is the compiler of an engine it pools (Flink's planners)
                     planner=planner if engine.pooled_compiler else None,
                     timeout=timeout or job_timeout(),
@@ -283,7 +273,7 @@ def compile_job(store: Store, job: CompileJob, planner=None, timeout: float | No
                 # ExtractError / ProvisionError / PlannerError / ConfigError messages are redacted
                 reason = f"{type(error).__name__}: {error}"
             else:
-                sql_facet.cap_statements(lineage, sql_facet.limit_of(settings))
+                sql_facet.cap_statements(lineage, config.limits.sql_max_bytes)
                 if not runs.attach_lineage(store, app_id, run_id, lineage):
                     log.warning("planlineage: lineage of %s not attached (run superseded or no datasets)", app_id)
                 return

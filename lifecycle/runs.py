@@ -98,9 +98,10 @@ def _submit(
     namespace: str | None = None,
     also: Callable[[sqlite3.Connection, str], Any] | None = None,
 ) -> str | None:
-    if not settings.configured():
+    config = settings.config()
+    if not config.configured:
         return None  # nothing until configured: no event, no file, no database
-    namespace = namespace or settings.job_namespace()
+    namespace = namespace or config.namespace
     run_id = run_id or new_run_id()
     now = when or utc_now()
     lineage_json = json.dumps(lineage.to_json_dict(), sort_keys=True) if lineage else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from planlineage.config import SQL_FACET_MAX_BYTES
 from planlineage.lifecycle.fail_open import fail_open
 from planlineage.store.sqlite import Store
 
@@ -18,16 +19,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-#: Default cap of the SQL facet (``lineage.sql-max-bytes``): every event of a run carries it.
-SQL_FACET_MAX_BYTES = 256 * 1024
-
-
 def limit_of(settings) -> int:
     """The cap of the SQL facet (``lineage.sql-max-bytes``; its default when unreadable)."""
-    try:
-        return int(float(settings.get("lineage.sql-max-bytes") or SQL_FACET_MAX_BYTES))
-    except ValueError:
-        return SQL_FACET_MAX_BYTES
+    return settings.config().limits.sql_max_bytes
 
 
 def redacted(sql: str, engine: str | None = None) -> str:

@@ -30,13 +30,16 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from planlineage import openlineage_config
 from planlineage.emitter.transports.base import GRAVITINO_ENDPOINT, HTTP_ENDPOINT, HTTP_KINDS
 from planlineage.listener_conf import mirror
 from planlineage.listener_conf import syntax as conf_syntax
 from planlineage.listener_conf.syntax import parse_properties, yaml_keys  # noqa: F401 - the readers, re-exported
-from planlineage.settings import namespace_of
+
+if TYPE_CHECKING:
+    from planlineage.config import Config
 
 SPARK_LISTENER = "io.openlineage.spark.agent.OpenLineageSparkListener"
 FLINK_LISTENER_OPTION = "execution.job-status-changed-listeners"
@@ -44,35 +47,29 @@ FLINK_LISTENER_FACTORY = "io.openlineage.flink.listener.OpenLineageJobStatusChan
 #: The first Flink release whose configuration has ``execution.job-status-changed-listeners``.
 FLINK_LISTENER_SINCE = (2, 0)
 
-Values = Mapping[str, tuple[str | None, str]]
 Warn = Callable[[str], None]
 
 
-def _value(values: Values, key: str) -> str | None:
-    return values.get(key, (None, "default"))[0]
-
-
-def _transport(values: Values, warn: Warn) -> list[tuple[str, str]] | None:
+def _transport(config: Config, warn: Warn) -> list[tuple[str, str]] | None:
     """The ``transport.*`` entries (without their prefix) of where a cluster can send, or None
     (with one line of why)."""
-    kind, origin = values.get("lineage.transport", ("gravitino", "default"))
-    kind = kind or "gravitino"
+    kind, origin = config.transport, config.transport_origin
     if openlineage_config.is_openlineage_origin(origin):
-        options = json.loads(_value(values, openlineage_config.TRANSPORT_KEY) or "{}")
+        options = json.loads(config.openlineage_transport or "{}")
         entries = mirror.java_transport(options)
         if entries is None:
             warn(f"the {kind} transport ({origin}) cannot be used by a cluster listener; nothing added")
         return entries
-    address = _value(values, "lineage.address")
+    address = config.address
     if kind not in HTTP_KINDS or not address:
         warn(f"the {kind} lineage transport cannot be used by a cluster listener; nothing added")
         return None
     if kind == "gravitino":
         endpoint = "/" + GRAVITINO_ENDPOINT
     else:
-        endpoint = "/" + (_value(values, "lineage.endpoint") or HTTP_ENDPOINT).lstrip("/")
+        endpoint = "/" + (config.endpoint or HTTP_ENDPOINT).lstrip("/")
     entries = [("type", "http"), ("url", address.rstrip("/")), ("endpoint", endpoint)]
-    token = _value(values, "lineage.token")
+    token = config.token
     if token:
         entries += [("auth.type", "api_key"), ("auth.apiKey", token)]
     return entries
@@ -101,10 +98,10 @@ FLINK = Listener("Flink", FLINK_LISTENER_OPTION, FLINK_LISTENER_FACTORY, "openli
 
 
 def listener_entries(
-    listener: Listener, values: Values, existing: Mapping[str, str], warn: Warn
+    listener: Listener, config: Config, existing: Mapping[str, str], warn: Warn
 ) -> list[tuple[str, str]]:
     """The entries naming the listener, its transport and namespace, minus what the user set."""
-    transport = _transport(values, warn)
+    transport = _transport(config, warn)
     if transport is None:
         return []
     entries: list[tuple[str, str]] = []
@@ -121,23 +118,23 @@ def listener_entries(
         warn(f"the application sets {transport_prefix}* itself; its transport is left as is")
     else:
         entries += [(transport_prefix + key, value) for key, value in transport]
-    entries.append((listener.prefix + listener.namespace_key, namespace_of(values)))
+    entries.append((listener.prefix + listener.namespace_key, config.namespace))
     return entries
 
 
-def spark_entries(values: Values, existing: Mapping[str, str], warn: Warn) -> list[tuple[str, str]]:
-    return listener_entries(SPARK, values, existing, warn)
+def spark_entries(config: Config, existing: Mapping[str, str], warn: Warn) -> list[tuple[str, str]]:
+    return listener_entries(SPARK, config, existing, warn)
 
 
 def flink_entries(
-    values: Values, version: str | None, existing: Mapping[str, str], warn: Warn
+    config: Config, version: str | None, existing: Mapping[str, str], warn: Warn
 ) -> list[tuple[str, str]]:
-    if (_value(values, "lineage.flink-listener") or "").strip().lower() not in ("1", "true", "yes", "on"):
+    if not config.flink_listener:
         return []
     if not flink_knows_listener_option(version):
         warn(f"Flink {version} has no {FLINK_LISTENER_OPTION} (Flink 2.0 and later); no listener added")
         return []
-    return listener_entries(FLINK, values, existing, warn)
+    return listener_entries(FLINK, config, existing, warn)
 
 
 # -- formats ----------------------------------------------------------------------------------
@@ -150,13 +147,13 @@ def _json_indent(text: str) -> int | None:
     return None
 
 
-EntriesFn = Callable[[Values, Mapping[str, str], Warn], list[tuple[str, str]]]
+EntriesFn = Callable[["Config", Mapping[str, str], Warn], list[tuple[str, str]]]
 
 
 def merge_text(
     text: str,
     entries_fn: EntriesFn,
-    values: Values,
+    config: Config,
     warn: Warn,
     *,
     default_style: str = "=",
@@ -180,7 +177,7 @@ def merge_text(
             warn("the configuration is not a JSON object; left unchanged")
             return None
         existing = {k: v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
-        added = [(k, v) for k, v in entries_fn(values, existing, warn) if k not in data]
+        added = [(k, v) for k, v in entries_fn(config, existing, warn) if k not in data]
         if not added:
             return None
         data.update(added)
@@ -196,7 +193,7 @@ def merge_text(
     except conf_syntax.SyntaxProblem as problem:
         warn(f"{problem}; left unchanged")
         return None
-    added = [(k, v) for k, v in entries_fn(values, existing, warn) if k not in existing]
+    added = [(k, v) for k, v in entries_fn(config, existing, warn) if k not in existing]
     if not added:
         return None
     style = style or default_style
@@ -213,7 +210,7 @@ def merge_text(
 def merge_bytes(
     data: bytes,
     entries_fn: EntriesFn,
-    values: Values,
+    config: Config,
     *,
     warn: Warn,
     default_style: str = "=",
@@ -226,7 +223,7 @@ def merge_bytes(
         warn("the configuration is not UTF-8 text; left unchanged")
         return data
     bom = text.startswith("\ufeff")
-    merged = merge_text(text[1:] if bom else text, entries_fn, values, warn, default_style=default_style, syntax=syntax)
+    merged = merge_text(text[1:] if bom else text, entries_fn, config, warn, default_style=default_style, syntax=syntax)
     if merged is None:
         return data
     return (("\ufeff" if bom else "") + merged).encode("utf-8")

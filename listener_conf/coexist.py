@@ -25,12 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from planlineage.config import FLINK_RUNS_MODES
 from planlineage.emitter.run_ids import listener_run_id
-from planlineage.known_settings import SETTINGS
 from planlineage.listener_conf import FLINK_LISTENER_FACTORY, FLINK_LISTENER_OPTION
 
-MODES = SETTINGS["lineage.flink-runs"].choices
+if TYPE_CHECKING:
+    from planlineage.config import Config
+
+MODES = FLINK_RUNS_MODES
 #: ``OpenLineageJobStatusChangedListener.DEFAULT_NAMESPACE``
 LISTENER_DEFAULT_NAMESPACE = "flink-jobs"
 #: The keys FlinkConfigParser reads as ``enableDetachedJobTracking`` (the first is an alias).
@@ -96,15 +100,14 @@ def shared_run(
 
 def job_conf(
     script_text: str | None,
-    values: Mapping[str, tuple[str | None, str]],
+    config: Config,
     flink_version: str | None,
     platform_conf: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The job's configuration as planlineage sees it, the later source winning: the listener
     entries ``flink-conf`` adds to the cluster's configuration (``lineage.flink-listener`` on,
     Flink 2.0 or later), what the platform passes the job (``platform_conf``: StreamPark's
-    options and dynamic properties), then the script's ``SET`` statements.  ``values``: the
-    settings (:meth:`Settings.list`)."""
+    options and dynamic properties), then the script's ``SET`` statements."""
     from planlineage import script
     from planlineage.listener_conf import flink_entries
 
@@ -113,19 +116,19 @@ def job_conf(
         if statement.kind is script.Kind.SET and statement.set_pair:
             conf[statement.set_pair[0]] = statement.set_pair[1]
     given = {**(platform_conf or {}), **conf}
-    injected = dict(flink_entries(values, flink_version, given, lambda _: None))
+    injected = dict(flink_entries(config, flink_version, given, lambda _: None))
     return {**injected, **given}  # a key the job sets itself is never changed by flink-conf
 
 
 def coexisting_run(
     conf: Mapping[str, str],
-    values: Mapping[str, tuple[str | None, str]],
+    config: Config,
     job_name: str,
     flink_job_id: str | None = None,
     start_time_millis: int | None = None,
 ) -> SharedRun | None:
     """The listener's job and run for a job with this configuration (:func:`job_conf`) when
     planlineage coexists with the listener (``lineage.flink-runs``), or None (``own``)."""
-    if mode(values.get("lineage.flink-runs", (None, ""))[0], conf) != "coexist":
+    if mode(config.flink_runs, conf) != "coexist":
         return None
     return shared_run(conf, job_name, flink_job_id, start_time_millis)

@@ -35,10 +35,10 @@ from urllib.parse import urlsplit
 
 from planlineage import home, lazylog, openlineage_config
 from planlineage.clock import utc_now
+from planlineage.config import Config, from_listing
 from planlineage.emitter.transport_kinds import BUILTIN, HTTP_ENDPOINT, check_kind
 from planlineage.errors import Damaged, SealError, SettingError, StoreError, StoreUrlError, WrongKey
 from planlineage.known_settings import REQUEUE_KEYS, SETTINGS, SETTINGS_FILE, Setting
-from planlineage.openlineage_config import is_configured, namespace_of  # also imported from here by callers
 
 log = lazylog.getLogger(__name__)  # logging loads only when something is logged
 
@@ -153,6 +153,7 @@ class Settings:
         self.environ = os.environ if environ is None else environ
         self.problems: list[str] = []  # what the user should know (a sealed value unreadable here)
         self._read: tuple[tuple[int, int, int] | None, dict[str, str]] | None = None  # (file's mark, values)
+        self._config: tuple[tuple, Config] | None = None  # (what it was read from, the settings)
 
     @property
     def store(self):
@@ -465,32 +466,31 @@ class Settings:
 
     # -- derived ---------------------------------------------------------------------------
 
-    def transport_kind(self) -> str:  # planlineage's own, else OpenLineage's configuration's
-        return self.list()["lineage.transport"][0] or "gravitino"
+    def config(self) -> Config:
+        """Every setting, typed and validated (:mod:`planlineage.config`): read it once per
+        command, and again in a long-running process when :meth:`version` changes."""
+        read_from = (self.version(), sorted((k, v) for k, v in self.environ.items() if k.startswith("PLANLINEAGE_")))
+        if self._config is None or self._config[0] != read_from:
+            self._config = (read_from, from_listing(self.list()))
+        return self._config[1]
 
     def configured(self) -> bool:
-        return is_configured(self.list())
+        return self.config().configured
 
-    def job_namespace(self) -> str:
-        return namespace_of(self.list())
+    def ui_token(self) -> str | None:  # a node's own key: read without opening the state store
+        return self.get("lineage.ui-token")
 
     def transport_options(self) -> tuple[str, dict[str, Any]]:
         """``(kind, options)`` for :func:`planlineage.emitter.transports.create_transport`; in the
         library's own options for a kind planlineage does not build itself or one from
         OpenLineage's configuration (:func:`openlineage_config.library_options`)."""
-        listed = self.list()
-        values = {k: v for k, (v, _) in listed.items()}
-        kind = values["lineage.transport"] or "gravitino"
-        if kind not in BUILTIN or openlineage_config.is_openlineage_origin(listed["lineage.transport"][1]):
-            return openlineage_config.library_options(listed, self.environ)
-        if kind == "gravitino":
-            return kind, {"address": values["lineage.address"], "token": values["lineage.token"]}
-        if kind == "http":
-            return kind, {
-                "url": values["lineage.address"],
-                "endpoint": values["lineage.endpoint"] or HTTP_ENDPOINT,
-                "token": values["lineage.token"],
-            }
+        config = self.config()
+        kind = config.transport
+        if kind not in BUILTIN or openlineage_config.is_openlineage_origin(config.transport_origin):
+            return openlineage_config.library_options(config.listing, self.environ)
+        if kind in ("gravitino", "http"):  # one name for the server, whatever the transport
+            endpoint = {"endpoint": config.endpoint or HTTP_ENDPOINT} if kind == "http" else {}
+            return kind, {"address": config.address, **endpoint, "token": config.token}
         if kind == "file":
-            return kind, {"path": values["lineage.file"]}
+            return kind, {"path": config.file}
         return kind, {}

@@ -24,11 +24,14 @@ import json
 import shlex
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planlineage.listener_conf.coexist import SharedRun
 from planlineage.streampark.reads import App
 from planlineage.streampark.states import FLINK, state_name
+
+if TYPE_CHECKING:
+    from planlineage.config import Config
 
 #: The listener's factory class, as a job's configuration names it: a job whose script, options and
 #: flink-conf injection cannot name it is decided without reading anything more.
@@ -81,11 +84,10 @@ def start_millis(value: Any, zone: tzinfo, dialect: str) -> int | None:
     return (aware - _EPOCH) // timedelta(milliseconds=1)  # exact: no float in between
 
 
-def may_coexist(values: dict, script_text: str, conf: dict[str, str]) -> bool:
+def may_coexist(config: Config, script_text: str, conf: dict[str, str]) -> bool:
     """False when the job cannot coexist with the listener: ``lineage.flink-runs`` is ``own``, or
     nothing the job is given names the listener and ``flink-conf`` adds it to no job."""
-    chosen = (values.get("lineage.flink-runs", (None, ""))[0] or "auto").strip().lower()
-    injects = (values.get("lineage.flink-listener", (None, ""))[0] or "").strip().lower() in ("1", "true", "yes", "on")
+    chosen, injects = config.flink_runs, config.flink_listener
     named = LISTENER_WORD in script_text or any(LISTENER_WORD in v for v in conf.values())
     return chosen != "own" and (chosen == "coexist" or injects or named)
 
@@ -114,23 +116,24 @@ def waits(app: App) -> bool:
 def decide(
     app: App,
     script_text: str,
-    values: dict,
+    config: Config | None,
     flink_version: str | None,
     row: dict[str, Any] | None,
     zone: tzinfo,
     dialect: str,
 ) -> Decision:
     """The listener's job and run for a run of ``app`` starting now (``row``: its
-    ``t_flink_app`` start time, options and dynamic properties), or planlineage's own."""
+    ``t_flink_app`` start time, options and dynamic properties), or planlineage's own
+    (``config``: the settings, read for a Flink app only)."""
     from planlineage.listener_conf import coexist
 
     given = platform_conf(row)
-    if app.engine != FLINK or not may_coexist(values, script_text, given):
+    if app.engine != FLINK or config is None or not may_coexist(config, script_text, given):
         return Decision(None)
-    conf = coexist.job_conf(script_text, values, flink_version, given)
+    conf = coexist.job_conf(script_text, config, flink_version, given)
     millis = start_millis((row or {}).get("start_time"), zone, dialect)
     job_id = app.job_id if len(app.job_id or "") == 32 else None
-    run = coexist.coexisting_run(conf, values, app.job_name, job_id, millis)
+    run = coexist.coexisting_run(conf, config, app.job_name, job_id, millis)
     if run is None or not coexist.derives_run_id(conf):
         return Decision(run)
     if waits(app):  # start_time is still the console's clock: never derived from it

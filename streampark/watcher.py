@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
+from typing import TYPE_CHECKING
 
 from planlineage.history import job_names
 from planlineage.history import ledger as history_ledger
@@ -49,6 +50,9 @@ from planlineage.watch.connection import Source
 from planlineage.watch.ledger import Snap
 from planlineage.watch.loop import PlatformWatcher
 from planlineage.watch.records import JobSeen
+
+if TYPE_CHECKING:
+    from planlineage.config import Config
 
 NO_LOG = -1  # the cursor while the operation log is not readable
 
@@ -327,10 +331,10 @@ class Watcher(PlatformWatcher):
 
     def _shared_run(self, app: App, text: str, version: str | None, inputs: _Inputs) -> shared_runs.Decision:
         """The listener's job and run for a run of ``app`` starting now (or a wait for them)."""
-        if app.engine == FLINK and inputs.values is None:
-            inputs.values = self.settings.list()
+        if app.engine == FLINK and inputs.config is None:
+            inputs.config = self.settings.config()
         row, zone = inputs.flink_starts.get(app.key), self.options.zone
-        decision = shared_runs.decide(app, text, inputs.values or {}, version, row, zone, self.source.target.dialect)
+        decision = shared_runs.decide(app, text, inputs.config, version, row, zone, self.source.target.dialect)
         if decision.warning:
             self.once(f"shared-run:{app.key}", f"WARN {app.key} {app.job_name}: {decision.warning}")
         return decision
@@ -464,7 +468,7 @@ class _Inputs:
     envs: dict[int | None, tuple[str | None, str | None]]  # t_flink_env (version, home) by id; None: default
     recorded: dict[str, str]  # the history ledger's run ids of the runs these START rows began
     flink_starts: dict[str, dict]  # t_flink_app start time, options, dynamic properties, by app key
-    values: dict | None = None  # the settings (Settings.list), read at the poll's first Flink start
+    config: Config | None = None  # the settings, read at the poll's first Flink start
 
 
 def _may_start(app: App, prev: Snap | None, first: bool, logged: bool) -> bool:

@@ -68,10 +68,8 @@ def say_grants(report: Report, target: Target, missing: list[str], recommended: 
 
 def say_lineage(settings: Settings, report: Report) -> None:
     """Where planlineage reports to, or the problem that it reports nowhere."""
-    from planlineage.openlineage_config import describe_target, not_configured
-
-    values = settings.list()
-    if settings.configured():
-        report.lines.append(f"lineage: {describe_target(values)}")
+    config = settings.config()
+    if config.configured:
+        report.lines.append(f"lineage: {config.target()}")
     else:
-        report.problems.append(not_configured(values))
+        report.problems.append(config.why_off())

@@ -37,6 +37,7 @@ STATE = LISTING | {
     "planlineage.cli.lifecycle",
     "planlineage.cli.messages",
     "planlineage.clock",
+    "planlineage.config",
     "planlineage.emitter",
     "planlineage.emitter.run_ids",
     "planlineage.store.sqlite",

@@ -89,14 +89,14 @@ def test_a_config_file_in_each_place_names_the_transport(store, place, tmp_path,
 def test_the_files_are_looked_for_in_the_librarys_order(store, place, tmp_path):
     cwd, user_home = place
     write(user_home / ".openlineage" / "openlineage.yml", "transport: {type: console}\n")
-    assert settings(store, user_home).transport_kind() == "console"
+    assert settings(store, user_home).config().transport == "console"
     write(cwd / "openlineage.yml", "transport: {type: file, log_file_path: /tmp/x.jsonl}\n")
-    assert settings(store, user_home).transport_kind() == "file"
+    assert settings(store, user_home).config().transport == "file"
     named = write(tmp_path / "named.yml", KAFKA_YAML)
-    assert settings(store, user_home, OPENLINEAGE_CONFIG=str(named)).transport_kind() == "kafka"
+    assert settings(store, user_home, OPENLINEAGE_CONFIG=str(named)).config().transport == "kafka"
     # A named file that is not there: the next candidate, as the library does.
     missing = str(tmp_path / "missing.yml")
-    assert settings(store, user_home, OPENLINEAGE_CONFIG=missing).transport_kind() == "file"
+    assert settings(store, user_home, OPENLINEAGE_CONFIG=missing).config().transport == "file"
 
 
 def test_transport_variables_nest_parse_json_and_merge_under_the_file(store, place):
@@ -140,7 +140,7 @@ def test_openlineage_url_api_key_and_endpoint(store, place):
     assert options["auth"] == {"type": "api_key", "apiKey": API_KEY}
     # A transport type in the variables comes first: OPENLINEAGE_URL is then not the transport.
     s = settings(store, user_home, OPENLINEAGE_URL="http://127.0.0.1:5000", OPENLINEAGE__TRANSPORT__TYPE="console")
-    assert s.transport_kind() == "console"
+    assert s.config().transport == "console"
 
 
 def test_composite_children_in_the_single_transport_form_each_buildable(store, place, tmp_path):
@@ -242,12 +242,12 @@ def test_disabled_install_writes_sends_and_injects_nothing(server, tmp_path, cle
 
 def test_openlineage_namespace_is_the_job_namespace_when_planlineage_names_none(store, place):
     _, user_home = place
-    assert settings(store, user_home, OPENLINEAGE_NAMESPACE="ol-jobs").job_namespace() == "ol-jobs"
+    assert settings(store, user_home, OPENLINEAGE_NAMESPACE="ol-jobs").config().namespace == "ol-jobs"
     s = settings(store, user_home)
     s.set("lineage.metalake", "lake")
-    assert settings(store, user_home, OPENLINEAGE_NAMESPACE="ol-jobs").job_namespace() == "lake"
+    assert settings(store, user_home, OPENLINEAGE_NAMESPACE="ol-jobs").config().namespace == "lake"
     s.set("lineage.namespace", "own")
-    assert settings(store, user_home, OPENLINEAGE_NAMESPACE="ol-jobs").job_namespace() == "own"
+    assert settings(store, user_home, OPENLINEAGE_NAMESPACE="ol-jobs").config().namespace == "own"
 
 
 def test_settings_version_changes_with_the_openlineage_file(store, place):
@@ -342,7 +342,7 @@ def test_listener_config_mirrors_an_http_transport_from_openlineage_config(store
         f"  timeout: 2.5\n  compression: gzip\n  auth:\n    type: api_key\n    api_key: {API_KEY}\n"
         f"  custom_headers:\n    X-Team: data\n",
     )
-    got = entries(settings(store, user_home, OPENLINEAGE_NAMESPACE="ol-jobs").list())
+    got = entries(settings(store, user_home, OPENLINEAGE_NAMESPACE="ol-jobs").config())
     assert got == {
         "spark.extraListeners": listener_conf.SPARK_LISTENER,
         "spark.openlineage.transport.type": "http",
@@ -361,7 +361,7 @@ def test_listener_config_mirrors_an_http_transport_from_openlineage_config(store
 def test_listener_config_mirrors_a_kafka_transport_from_openlineage_config(store, place):
     cwd, user_home = place
     write(cwd / "openlineage.yml", KAFKA_YAML)
-    values = settings(store, user_home, PLANLINEAGE_LINEAGE_FLINK_LISTENER="true").list()
+    values = settings(store, user_home, PLANLINEAGE_LINEAGE_FLINK_LISTENER="true").config()
     got = dict(listener_conf.flink_entries(values, "2.0", {}, lambda line: None))
     assert got["openlineage.transport.type"] == "kafka"
     assert got["openlineage.transport.topicName"] == "lineage.events"
@@ -380,7 +380,7 @@ def test_a_transport_without_a_mirror_adds_no_listener(store, place):
     cwd, user_home = place
     write(cwd / "openlineage.yml", "transport: {type: console}\n")
     said: list[str] = []
-    assert listener_conf.spark_entries(settings(store, user_home).list(), {}, said.append) == []
+    assert listener_conf.spark_entries(settings(store, user_home).config(), {}, said.append) == []
     assert said and "console" in said[0]
 
 

@@ -119,9 +119,9 @@ def test_list_masked_hides_the_token(store):
 
 def test_job_namespace_and_transport_options(store):
     settings = Settings(store, environ={"PLANLINEAGE_LINEAGE_METALAKE": "lake"})
-    assert settings.job_namespace() == "lake"
+    assert settings.config().namespace == "lake"
     settings.set("lineage.namespace", "explicit")
-    assert settings.job_namespace() == "explicit"
+    assert settings.config().namespace == "explicit"
     settings.set("lineage.address", "http://127.0.0.1:8090")
     settings.set("lineage.token", TOKEN)
     assert settings.transport_options() == ("gravitino", {"address": "http://127.0.0.1:8090", "token": TOKEN})

@@ -14,9 +14,10 @@ from compile_services import services
 from recorded_planner import RecordedPlanner
 
 
-def lineage_settings(token: str, **settings: str | None) -> dict:
-    """Settings as `Settings.list()` gives them: the defaults, an address, `token`, the Flink
+def lineage_settings(token: str, **settings: str | None):
+    """The settings (`Settings.config()`) of the defaults, an address, `token`, the Flink
     listener toggle on, and `settings` (a None value unsets one)."""
+    from planlineage.config import from_listing
     from planlineage.settings import Settings
     from planlineage.store.sqlite import Store
 
@@ -24,7 +25,7 @@ def lineage_settings(token: str, **settings: str | None) -> dict:
     base.update(settings)
     result = Settings(Store("/nonexistent/planlineage-test.db"), environ={}).list()
     result.update({k: (v, "store") for k, v in base.items() if v is not None})
-    return result
+    return from_listing(result)
 
 
 class Cli:
