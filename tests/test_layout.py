@@ -288,3 +288,70 @@ def test_no_module_branches_on_an_engine_name_outside_the_picker():
             elif isinstance(node, ast.keyword) and node.arg == "choices" and _engine_literals(node.value, names):
                 found.append(f"{name}:{node.value.lineno} lists the engines itself: use {ENGINE_PICKER}.NAMES")
     assert found == []
+
+
+#: The modules that read settings by key: the store and its overlay, and the typed object every
+#: other module reads them from (planlineage.config.Config, by attribute).
+SETTINGS_MODULES = {
+    "planlineage.settings",
+    "planlineage.known_settings",
+    "planlineage.openlineage_config",
+    "planlineage.config",
+}
+#: Reads by key that are not reads of this process's settings, with why (module -> the key read).
+SETTINGS_KEY_READS_ALLOWED = {
+    # `planlineage settings get/set/list`: the string-keyed interface to the settings, by nature.
+    ("planlineage.cli.settings", "*"),
+    # The node's own file names the state store; it is read to find the store, before any store
+    # (and so any Settings over it) exists.
+    ("planlineage.store.url", "lineage.store"),
+    # StreamPark's own settings table (t_setting): the platform reports lineage itself when set.
+    ("planlineage.streampark.watcher", "lineage.gravitino.address"),
+    ("planlineage.streampark.check", "lineage.gravitino.address"),
+    # The doctor reads the rules file a recorded store's settings name (--state with a store given
+    # on the command line), not this process's settings.
+    ("planlineage.doctor.sources", "lineage.rules"),
+}
+_SETTINGS_READERS = {"get", "get_bool", "source"}
+
+
+def _setting_key(node: ast.AST, constants: dict[str, str]) -> str | None:
+    """The setting key ``node`` spells: a ``lineage.…`` literal, or a constant bound to one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("lineage."):
+        return node.value
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return constants.get(name or "")
+
+
+def test_settings_are_read_by_key_only_in_the_settings_modules():
+    """Every other module reads a setting as an attribute of planlineage.config.Config (built once
+    by Settings.config()): never `settings.get("lineage.…")`, `values["lineage.…"]`, a key kept in
+    a constant, or any `settings.get(…)` / `.get_bool(…)` / `.source(…)` of a Settings."""
+    trees = _module_trees()
+    constants = {  # NAME = "lineage.…" anywhere in the product: a key read through it is a key read
+        target.id: node.value.value
+        for tree in trees.values()
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        and node.value.value.startswith("lineage.")
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found = set()
+    for name, tree in trees.items():
+        if name in SETTINGS_MODULES:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+                method, receiver = node.func.attr, ast.unparse(node.func.value)
+                key = _setting_key(node.args[0], constants)
+                if method in _SETTINGS_READERS and key is not None:
+                    found.add((name, key))
+                elif method in _SETTINGS_READERS and receiver.rsplit(".", 1)[-1] == "settings":
+                    found.add((name, "*"))  # a Settings read by a key computed at run time
+            elif isinstance(node, ast.Subscript) and (key := _setting_key(node.slice, constants)) is not None:
+                found.add((name, key))
+    assert found - SETTINGS_KEY_READS_ALLOWED == set()
+    assert found >= SETTINGS_KEY_READS_ALLOWED  # an allowance no longer used: drop it from the list
