@@ -8,6 +8,10 @@
 
 Modules: sources (event files and the lifecycle store, read-only), splits (grouping, on the
 registry's canonicalisation), explain (reasons and fixes), diagnose (the three together).
+
+``doctor --jobmanager URL``, the blind spots: jobmanager (the jobs a JobManager's REST API
+lists), reported (what producers reported, as runs: event files and the store), blind_spots
+(the jobs matched against them, by job id, run id, then name and start time; the rest listed).
 """
 
 from planlineage.errors import UnreadableInput
