@@ -1,8 +1,8 @@
 """What every platform watcher shares (``planlineage watch``'s StreamPark and Dinky watchers, and
-``planlineage gateway``'s JobManager follower): the say-once and verbose output, the states its poll saw told to the lifecycle (:class:`JobSeen`
-records, one line per event), the bookkeeping of its runs' compiles, the wait of ``--once``, and
-the poll loop, where each watcher polls on its own schedule, under its own leadership, with its
-own outage backoff."""
+``planlineage gateway``'s JobManager follower): the say-once and verbose output, the states its
+poll saw told to the lifecycle (:class:`JobSeen` records, one line per event), the bookkeeping of
+its runs' compiles, the wait of ``--once``, and the poll loop, where each watcher polls on its
+own schedule, under its own leadership, with its own outage backoff."""
 
 from __future__ import annotations
 
