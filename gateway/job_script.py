@@ -239,5 +239,9 @@ def _add_jar(sql: str, jars: list[str], warnings: list[str], readable) -> None:
 
 
 def _short(sql: str, limit: int = 80) -> str:
-    flat = " ".join(sql.split())
+    """The statement on one line, secrets masked, cut to ``limit``: masked before it is cut, since
+    a value cut off before its closing quote no longer looks like a secret to the masking."""
+    from planlineage.registry.secrets import redact_text
+
+    flat = " ".join(redact_text(sql).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
