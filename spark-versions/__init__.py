@@ -13,8 +13,11 @@ from importlib import resources
 class SparkVersion:
     minor: str  # "3.5": what users type
     version: str  # "3.5.9": what is installed
-    #: pip requirement lines, each pinned to its release (PySpark and the py4j it requires)
+    #: pip requirement lines, each pinned to its release and its files' sha256 (PySpark, its py4j)
     requirements: tuple[str, ...]
+    #: what builds the requirements that are source distributions (PySpark's only file is one):
+    #: installed first, and the build runs without isolation, so it uses only these
+    build_requirements: tuple[str, ...] = ()
 
 
 @functools.cache  # the files ship with the package: read once per process, not once per job
@@ -25,5 +28,10 @@ def supported() -> dict[str, SparkVersion]:
         if entry.name.endswith(".toml"):
             data = tomllib.loads(entry.read_text(encoding="utf-8"))
             minor = entry.name[: -len(".toml")]
-            found[minor] = SparkVersion(minor=minor, version=data["version"], requirements=tuple(data["requirements"]))
+            found[minor] = SparkVersion(
+                minor=minor,
+                version=data["version"],
+                requirements=tuple(data["requirements"]),
+                build_requirements=tuple(data.get("build_requirements", ())),
+            )
     return dict(sorted(found.items(), key=lambda item: tuple(int(p) for p in item[0].split("."))))

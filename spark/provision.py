@@ -1,10 +1,12 @@
 """Per-version Spark virtualenvs, built the way Flink's are (planner/provision.py).
 
 Each supported Spark version gets its own virtualenv holding PySpark (Spark's jars) and py4j,
-nothing else: the child (`child/analyze_server.py`) runs there with the standard library and
-PySpark only. Provisioning happens on first use with progress on stderr, under a file lock (a
-second process waiting for the lock finds the first one's work), and a venv whose recorded
-fingerprint no longer matches is rebuilt.
+nothing else, every file verified by the sha256 its version file lists (PySpark, a source
+distribution, is built with the version file's verified setuptools): the child
+(`child/analyze_server.py`) runs there with the standard library and PySpark only. Provisioning
+happens on first use with progress on stderr, under a file lock (a second process waiting for the
+lock finds the first one's work), and a venv whose recorded fingerprint no longer matches is
+rebuilt.
 
 Where: `$PLANLINEAGE_SPARK_CACHE`, else `<user cache dir>/planlineage/spark`, the sibling of
 Flink's default `…/planlineage/flink`. A separate variable rather than one derived from
@@ -48,7 +50,7 @@ def resolve_version(requested: str | None) -> SparkVersion:
 
 
 def _fingerprint(spark: SparkVersion) -> str:
-    return fingerprint(LAYOUT, spark.version, spark.requirements)
+    return fingerprint(LAYOUT, spark.version, [*spark.requirements, *spark.build_requirements])
 
 
 def list_installed() -> dict[str, dict]:
@@ -74,6 +76,7 @@ def ensure(
         _fingerprint(spark),
         spark.requirements,
         finish,
+        build_requirements=spark.build_requirements,
         first_use="a few minutes",
         download="~400 MB download, built once into the pip cache",
         force=force,

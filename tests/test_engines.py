@@ -11,12 +11,15 @@ import subprocess
 import sys
 import tomllib
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
 from planlineage import engines
 from planlineage.engine import Engine
 
+#: `name==version --hash=sha256:<digest>`, one digest per file the release publishes.
+PINNED_AND_HASHED = re.compile(r"[\w.-]+==[\w.]+( --hash=sha256:[0-9a-f]{64})+")
 MEMBERS = sorted({name for name in vars(Engine) if not name.startswith("_")} | set(Engine.__annotations__))
 
 
@@ -47,8 +50,11 @@ def test_versions_are_the_data_files_of_the_engine(name):
         data = tomllib.loads(files[minor].read_text(encoding="utf-8"))
         assert described.version == data["version"] and described.version.startswith(minor + ".")
         assert described.requirements == tuple(data["requirements"])
-        # every requirement is pinned to one release: a version file says exactly what is installed
-        assert all(re.match(r"^[\w.-]+==[\w.]+( |$)", line) for line in described.requirements), minor
+        assert described.build_requirements == tuple(data.get("build_requirements", ()))
+        # every requirement, and what builds a source distribution, is pinned to one release and to
+        # the sha256 of each of its files: a version file says exactly which bytes are installed
+        for line in (*described.requirements, *described.build_requirements):
+            assert PINNED_AND_HASHED.fullmatch(line), (name, minor, line)
 
 
 def test_documents_name_their_engine_by_the_version_they_set():
@@ -83,3 +89,46 @@ def test_the_picker_and_the_engines_facts_load_none_of_their_stages():
         "planlineage.spark.versions",
     ]
     assert slow == "False False"
+
+
+@pytest.mark.parametrize("minor", sorted(engines.get("spark").versions()))
+def test_a_spark_version_installs_in_hash_checking_mode_with_its_verified_build_tools_first(
+    minor, tmp_path, monkeypatch
+):
+    """PySpark is only published as a source distribution: it is built with the version file's
+    hash-pinned setuptools (no build isolation, which would fetch an unverified one), and every
+    file is refused unless its sha256 is listed. Nothing is downloaded: the steps are recorded."""
+    from planlineage import version_venvs
+    from planlineage.errors import ProvisionError
+    from planlineage.spark import provision
+
+    monkeypatch.setenv(provision.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(version_venvs, "installer", lambda: ["pip"])
+    commands: list[tuple[list[str], list[str]]] = []
+
+    def run(self, command, what, **_):  # what each step would install, read before the failed build is removed
+        listed = Path(command[command.index("-r") + 1]).read_text().splitlines() if "-r" in command else []
+        commands.append((command, listed))
+
+    monkeypatch.setattr(version_venvs.VenvCache, "run", run)
+    with pytest.raises(ProvisionError, match="Spark's jars are missing"):  # nothing was really installed
+        provision.ensure(minor, progress=lambda line: None)
+    build, install = commands[1:]
+    spark = engines.get("spark").versions()[minor]
+    for (command, listed), lines in ((build, spark.build_requirements), (install, spark.requirements)):
+        assert "--require-hashes" in command and "--no-deps" in command, command
+        assert listed == list(lines) and lines
+    assert "--no-build-isolation" in install[0]
+    assert [line.split("==")[0] for line in spark.requirements] == ["pyspark", "py4j"]
+    assert [line.split("==")[0] for line in spark.build_requirements] == ["setuptools"]
+
+
+def test_a_changed_spark_version_file_provisions_the_version_again():
+    import dataclasses
+
+    from planlineage.spark import provision
+
+    spark = engines.get("spark").versions()["3.5"]
+    other_hash = dataclasses.replace(spark, requirements=(spark.requirements[0][:-1] + "0", *spark.requirements[1:]))
+    other_builder = dataclasses.replace(spark, build_requirements=())
+    assert len({provision._fingerprint(v) for v in (spark, other_hash, other_builder)}) == 3

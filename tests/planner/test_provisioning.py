@@ -121,7 +121,7 @@ def test_hashed_requirements_are_installed_in_hash_checking_mode_with_the_build_
         "install",
         "--python",
     ]
-    # unhashed requirements (Spark's) go on the command line, as before
+    # unhashed requirements (a test's own) go on the command line
     assert install_command(["pip"], venv, ["pyspark==3.5.9"], tmp_path, build_isolation=True)[-1] == "pyspark==3.5.9"
 
 
