@@ -43,6 +43,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from planlineage.clock import format_time
+from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.errors import SourceError
 from planlineage.lifecycle import runs, spool
 from planlineage.lifecycle.run_rows import read_run
@@ -228,9 +229,43 @@ class Follower(PlatformWatcher):
             ledger.add_compile(self.store, self.key, run_id, key, job_name, self.clock())
             del self.kept[key]
 
+    def _adopt_recorded(self) -> None:
+        """The gateway runs recorded without a follow row, whose job this JobManager knows: a
+        hand-over kept in the spool by a proxy that stopped before the store took it (the spool
+        recorded since, by this proxy or any other command), followed from here on."""
+        if spool.waiting(self.store):
+            runs.replay_spooled(self.store)
+        ended = tuple(TERMINAL_EVENT_TYPES)
+
+        def orphans(conn) -> list[tuple[str, str]]:
+            rows = conn.execute(
+                "SELECT app_id, run_id FROM runs WHERE app_id LIKE ? "
+                f"AND (last_event IS NULL OR last_event NOT IN ({', '.join('?' * len(ended))})) "
+                "AND NOT EXISTS (SELECT 1 FROM watch_jobs WHERE watch_jobs.job_key = runs.app_id)",
+                (JOB_KEY_PREFIX + "%", *ended),
+            ).fetchall()
+            return [(str(r[0]), str(r[1])) for r in rows]
+
+        found = self.store.read(orphans)
+        if not found:
+            return
+        known = self.source.overview()  # only this JobManager's jobs: another follower adopts its own
+        for key, run_id in found:
+            job_id = key[len(JOB_KEY_PREFIX) :]
+            if job_id not in known:
+                continue
+            self.store.write(
+                lambda conn, key=key, job_id=job_id, run_id=run_id: conn.execute(
+                    "INSERT INTO watch_jobs (source, job_key, state, job_id, run_job_id, lost_since, lost_sent) "
+                    "VALUES (?, ?, NULL, ?, ?, NULL, 0) ON CONFLICT DO NOTHING",
+                    (self.key, key, job_id, run_id),
+                )
+            )
+
     def poll(self) -> None:
         """One look at the JobManager; raises :class:`SourceError` when it cannot be reached."""
         self._follow_kept()
+        self._adopt_recorded()
         cursor, snaps = ledger.load(self.store, self.key)
         if not snaps:
             return  # nothing to follow: the JobManager is not asked

@@ -329,3 +329,39 @@ def test_a_hand_over_the_store_refuses_is_kept_in_the_spool_and_reported_once_it
     assert kinds(server, run_id, "kept-job").count("START") == 1
     assert runs.current_run(store, "gateway:" + JOB).run_id == run_id
     assert list((clean_env / "spool").glob("*.json")) == []
+
+
+def test_a_hand_over_kept_in_the_spool_by_a_proxy_that_stopped_is_followed_by_the_next_one(
+    clean_env, planner, server, jm
+):
+    """The proxy stops while its hand-over waits in the spool (the store refused it): the next
+    proxy on that store records the spool and follows the job at its JobManager, so its states
+    are not lost: START, RUNNING, COMPLETE once."""
+    import sqlite3
+
+    store = Store(clean_env / "state.db", busy_timeout=0.2)
+    Settings(store).set("lineage.address", server.address)
+    sent = statements("union_all")
+    planner.record(job_script.build(sent, {"pipeline.name": "kept-job"}).sql, "union_all")
+    jm.add(JOB, "kept-job", "RUNNING", STARTED)
+    first = lineage(store, jm.url, [])
+    store.write(lambda conn: None)
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        run_id = first.job_submitted(submitted(sent, jm.url, {"pipeline.name": "kept-job"}))
+        assert run_id is not None and runs.current_run(store, "gateway:" + JOB) is None
+    finally:
+        first.stop()  # stopped before the store took the hand-over: only the spool has it
+        holder.execute("ROLLBACK")
+        holder.close()
+    again = lineage(store, jm.url, [])
+    again.start_following()
+    try:
+        wait_for(lambda: "RUNNING" in kinds(server, run_id, "kept-job"), timeout=60, what="START, RUNNING")
+        jm.set_state(JOB, "FINISHED")
+        wait_for(lambda: "COMPLETE" in kinds(server, run_id, "kept-job"), timeout=30, what="COMPLETE")
+    finally:
+        again.stop()
+    assert kinds(server, run_id, "kept-job") == ["START", "RUNNING", "COMPLETE"]
+    assert list((clean_env / "spool").glob("*.json")) == []
