@@ -262,32 +262,112 @@ def _engine_names() -> set[str]:
     raise AssertionError(f"{ENGINE_PICKER} has no _MODULES")
 
 
-def _engine_literals(node: ast.AST, names: set[str]) -> list[str]:
-    """The engine names written as literals in ``node`` (a string, or one in a tuple/list/set)."""
+#: The package whose engine names are a platform's data, not a branch of planlineage's: StreamPark
+#: keeps Flink and Spark applications in two tables (t_flink_app, t_spark_app) with their own state
+#: codes and operations, and its adapter names the table a row came from with its FLINK/SPARK
+#: constants (streampark/states.py). A compile job it queues still names its engine for the picker.
+ENGINE_NAMES_AS_PLATFORM_DATA = "planlineage.streampark."
+
+
+def _engine_constants(trees: dict[str, ast.Module], names: set[str]) -> dict[str, dict[str, str]]:
+    """module -> {name: engine name} for every module-level name bound to an engine name, and
+    every such name a module imports from another (`SPARK = "spark"` then `engine == SPARK` is
+    the same branch as `engine == "spark"`)."""
+    bound = {
+        module: {
+            target.id: node.value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
+            if node.value.value in names
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+        }
+        for module, tree in trees.items()
+    }
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in bound:
+                for alias in node.names:
+                    if alias.name in bound[node.module]:
+                        bound[module][alias.asname or alias.name] = bound[node.module][alias.name]
+    return bound
+
+
+def _engine_literals(node: ast.AST, names: set[str], constants: dict[str, str]) -> list[str]:
+    """The engine names written in ``node``: a string, a name bound to one, or either in a
+    tuple/list/set."""
     items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
-    return [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str) and i.value in names]
+    found = []
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in names:
+            found.append(item.value)
+        elif isinstance(item, ast.Name | ast.Attribute):
+            name = item.id if isinstance(item, ast.Name) else item.attr
+            if name in constants:
+                found.append(constants[name])
+    return found
+
+
+def _engine_branches(module: str, tree: ast.Module, names: set[str], constants: dict[str, str]) -> list[str]:
+    """Where ``tree`` decides something by an engine's name: a comparison (`==`, `!=`, `in`,
+    `is`), a `match` case, or `--engine` choices of its own."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            parts = (node.left, *node.comparators)
+            literals = [v for part in parts for v in _engine_literals(part, names, constants)]
+            if literals:
+                found.append(f"{module}:{node.lineno} compares with {literals}")
+        elif isinstance(node, ast.match_case):
+            values = [n.value for n in ast.walk(node.pattern) if isinstance(n, ast.MatchValue)]
+            literals = [v for value in values for v in _engine_literals(value, names, constants)]
+            if literals:
+                found.append(f"{module}:{node.pattern.lineno} matches {literals}")
+        elif isinstance(node, ast.keyword) and node.arg == "choices" and _engine_literals(node.value, names, constants):
+            found.append(f"{module}:{node.value.lineno} lists the engines itself: use {ENGINE_PICKER}.NAMES")
+    return found
 
 
 def test_no_module_branches_on_an_engine_name_outside_the_picker():
     """What differs between Flink and Spark is asked of the engine (planlineage.engine.Engine), never
-    decided by comparing its name to a literal (`engine == "spark"`, `in ("flink", ...)`); a
-    command's `--engine` choices are the picker's list (planlineage.engines.NAMES), not a literal
-    one. A platform's own name for an engine (StreamPark's FLINK/SPARK constants) is its data, not
-    this."""
+    decided by comparing its name to a literal (`engine == "spark"`, `in ("flink", ...)`, a
+    constant bound to one, a `match` case); a command's `--engine` choices are the picker's list
+    (planlineage.engines.NAMES), not a literal one. A platform's own name for an engine
+    (StreamPark's FLINK/SPARK constants) is its data, not this."""
     names = _engine_names()
     assert names >= {"flink", "spark"}  # the scan looks for what the picker knows
+    trees = _module_trees()
+    constants = _engine_constants(trees, names)
     found = []
-    for name, tree in _module_trees().items():
-        if name == ENGINE_PICKER:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Compare):
-                literals = [v for part in (node.left, *node.comparators) for v in _engine_literals(part, names)]
-                if literals:
-                    found.append(f"{name}:{node.lineno} compares with {literals}")
-            elif isinstance(node, ast.keyword) and node.arg == "choices" and _engine_literals(node.value, names):
-                found.append(f"{name}:{node.value.lineno} lists the engines itself: use {ENGINE_PICKER}.NAMES")
+    for name, tree in trees.items():
+        if name != ENGINE_PICKER and not name.startswith(ENGINE_NAMES_AS_PLATFORM_DATA):
+            found += _engine_branches(name, tree, names, constants[name])
     assert found == []
+
+
+def test_the_engine_branch_scan_sees_the_spellings_that_evade_a_literal_comparison():
+    source = """
+from planlineage.fake.kinds import SPARK
+FLINK = "flink"
+def run(engine, other):
+    if engine == FLINK: pass
+    if engine in (SPARK,): pass
+    if engine.name != "flink": pass
+    match engine:
+        case "spark": pass
+    if other == "flinkish": pass
+"""
+    trees = {"planlineage.fake.kinds": ast.parse('SPARK = "spark"'), "planlineage.fake.run": ast.parse(source)}
+    constants = _engine_constants(trees, {"flink", "spark"})
+    found = _engine_branches(
+        "planlineage.fake.run", trees["planlineage.fake.run"], {"flink", "spark"}, constants["planlineage.fake.run"]
+    )
+    assert [line.split(" ", 1)[1] for line in found] == [
+        "compares with ['flink']",
+        "compares with ['spark']",
+        "compares with ['flink']",
+        "matches ['spark']",
+    ]
 
 
 #: The modules that read settings by key: the store and its overlay, and the typed object every
