@@ -168,6 +168,15 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             response, conn = self._send(upstream, body, length, chunked)
         except UpstreamError as error:
+            if body is not None and not isinstance(body, bytes):
+                # A streamed body's rest is still on the client's connection: read to its end, or
+                # it would be taken for the connection's next request.
+                try:
+                    for _ in body:
+                        pass
+                except (OSError, ValueError):
+                    self.close_connection = True
+                    return
             self._answer_error(error.status, str(error))
             return
         except ValueError:

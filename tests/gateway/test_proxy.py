@@ -223,3 +223,26 @@ def test_the_upstream_url_shown_has_no_credentials():
 def test_a_url_that_is_no_http_address_is_refused_with_what_to_give():
     with pytest.raises(ValueError, match="http://127.0.0.1:8083"):
         Upstream("127.0.0.1:8083")
+
+
+def test_a_gateway_that_is_down_leaves_a_kept_alive_client_connection_usable_after_a_large_body(start_proxy):
+    # A body over the size read whole is streamed: with the gateway down its rest was left unread,
+    # and read as the connection's next request (the client's next call answered 400/414, or cut).
+    import http.client
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    running = start_proxy(f"http://127.0.0.1:{port}")
+    host, proxy_port = running.url.removeprefix("http://").split(":")
+    client = http.client.HTTPConnection(host, int(proxy_port), timeout=10)
+    try:
+        client.request("POST", "/v3/sessions/x/statements", body=b"x" * (3 * 1024 * 1024))
+        first = client.getresponse()
+        assert first.status == 502 and "cannot be reached" in json.loads(first.read())["errors"][0]
+        client.request("GET", "/v3/info")
+        second = client.getresponse()
+        assert second.status == 502 and "cannot be reached" in json.loads(second.read())["errors"][0]
+    finally:
+        client.close()
