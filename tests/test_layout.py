@@ -200,6 +200,81 @@ def test_exit_codes_are_defined_in_the_one_table_only():
     assert found == set()
 
 
+#: Where exit codes are returned: the commands.
+CLI_PACKAGE = "planlineage.cli."
+
+
+def _bare_exit_codes(module: str, tree: ast.Module) -> list[str]:
+    """Exit codes spelled as numbers in ``tree``: `return 2` (or `return 1 if … else 0`) in a
+    function that gives an exit code (a command, `cmd_…` or `main`, or one that returns an
+    ExitCode elsewhere), and `sys.exit(1)` / `exit(1)` / `SystemExit(1)` / `os._exit(1)`
+    anywhere."""
+
+    def numbers(node: ast.AST | None) -> list[int]:
+        if isinstance(node, ast.IfExp):
+            return numbers(node.body) + numbers(node.orelse)
+        if isinstance(node, ast.BoolOp):
+            return [n for value in node.values for n in numbers(value)]
+        is_int = isinstance(node, ast.Constant) and type(node.value) is int
+        return [node.value] if is_int else []
+
+    def gives_exit_codes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        returns = [n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value is not None]
+        named = any("ExitCode" in ast.unparse(value) for value in returns)
+        return named or function.name == "main" or function.name.startswith("cmd_")
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and gives_exit_codes(node):
+            found += [
+                (n.lineno, f"{module}:{n.lineno} returns {numbers(n.value)}")
+                for n in ast.walk(node)
+                if isinstance(n, ast.Return) and numbers(n.value)
+            ]
+        elif isinstance(node, ast.Call) and node.args and numbers(node.args[0]):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called in ("exit", "SystemExit", "_exit"):
+                found.append((node.lineno, f"{module}:{node.lineno} exits with {numbers(node.args[0])}"))
+    return [line for _, line in sorted(set(found))]
+
+
+def test_commands_give_their_exit_codes_by_name():
+    """A command returns (or exits with) a member of planlineage.errors.ExitCode, never a number:
+    a bare `return 2` is the scattered table the issue removed, under another spelling."""
+    trees = _module_trees()
+    found = [f for name, tree in trees.items() if name.startswith(CLI_PACKAGE) for f in _bare_exit_codes(name, tree)]
+    assert len([name for name in trees if name.startswith(CLI_PACKAGE)]) > 10  # the scan sees the commands
+    assert found == []
+
+
+def test_the_exit_code_scan_sees_a_number_however_it_is_returned():
+    source = """
+import sys
+def cmd_fake(args):
+    if args.a:
+        return 2
+    if args.b:
+        sys.exit(1)
+    if args.c:
+        raise SystemExit(3)
+    return ExitCode.OK if args.d else 1
+def _said(note, code):
+    if not note:
+        return 0
+    return ExitCode.INPUT
+def width():
+    return 80
+"""
+    found = _bare_exit_codes("planlineage.cli.fake", ast.parse(source))
+    assert [line.split(" ", 1)[1] for line in found] == [
+        "returns [2]",
+        "exits with [1]",
+        "exits with [3]",
+        "returns [1]",
+        "returns [0]",
+    ]
+
+
 def _exception_classes() -> dict[str, str]:
     """``module.Class`` -> module of every exception class defined in the product (nested ones
     too), found by its bases: a builtin exception, another exception of the product, or a
