@@ -38,6 +38,9 @@ log = lazylog.getLogger(__name__)
 #: Calls waiting for the recorder; when it falls this far behind, a call is dropped (and said)
 #: rather than holding a client up.
 QUEUE_LIMIT = 10_000
+#: Bytes of bodies the queued calls may hold (each up to the proxy's 16 MiB): past it a call is
+#: dropped the same way, so a recorder held up (a store away) never holds the proxy's memory.
+QUEUE_BYTES_LIMIT = 256 * 1024 * 1024
 _ANSWERED_KEPT = 100_000
 _STATEMENT_KINDS = {Call.CONFIGURE_SESSION: "configure", Call.STATEMENT: "statement", Call.SCRIPT: "script"}
 _STATEMENT_FIELDS = {Call.CONFIGURE_SESSION: "statement", Call.STATEMENT: "statement", Call.SCRIPT: "script"}
@@ -68,6 +71,7 @@ class Recorder:
         ask_version: Callable[[], str | None] | None = None,
         *,
         queue_limit: int = QUEUE_LIMIT,
+        queue_bytes_limit: int = QUEUE_BYTES_LIMIT,
     ):
         self.gateway = gateway
         self.store = store
@@ -78,6 +82,9 @@ class Recorder:
         self._handed: set[str] = set()  # job ids known handed over (skips the store on later pages)
         self._answered: dict[str, None] = {}  # operations whose result came (in order, the oldest dropped)
         self._queue: queue.Queue[Exchange | None] = queue.Queue(maxsize=queue_limit)
+        self._bytes_limit = queue_bytes_limit
+        self._queued_bytes = 0  # the bodies' bytes on the queue, under _bytes_lock
+        self._bytes_lock = threading.Lock()
         self._recording = threading.Thread(target=self._work, name="planlineage-gateway-recorder", daemon=True)
         self._stopping = False
         self._recording.start()
@@ -87,8 +94,13 @@ class Recorder:
     def record(self, exchange: Exchange) -> None:
         if self._stopping:
             return
+        size = _size(exchange)
         try:
-            self._queue.put_nowait(exchange)
+            with self._bytes_lock:
+                if size and self._queued_bytes + size > self._bytes_limit:
+                    raise queue.Full
+                self._queue.put_nowait(exchange)
+                self._queued_bytes += size
         except queue.Full:
             self.dropped += 1
             if self.dropped == 1 or self.dropped % 1000 == 0:
@@ -133,6 +145,10 @@ class Recorder:
             if isinstance(exchange, _Marker):
                 exchange.done.set()
                 continue
+            size = _size(exchange)
+            if size:
+                with self._bytes_lock:
+                    self._queued_bytes -= size
             try:
                 self._apply(exchange)
             except Exception as error:  # the store, a callback: logged, never the client's problem
@@ -255,6 +271,10 @@ class Recorder:
             except Exception as error:
                 log.warning("planlineage gateway: could not ask the gateway its version: %s", _one_line(error))
         return self.version
+
+
+def _size(exchange: Exchange) -> int:
+    return len(exchange.request_body or b"") + len(exchange.response_body or b"")
 
 
 class _Marker(NamedTuple):

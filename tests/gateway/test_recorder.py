@@ -254,3 +254,20 @@ def test_when_the_recorder_falls_behind_calls_are_dropped_not_waited_for(upstrea
         client.run(session, "CREATE TABLE t (x INT)")
     assert recorder.dropped >= 3
     release.set()
+
+
+def test_the_queue_is_bounded_by_the_bytes_it_holds_too(upstream, store, start_proxy, client_of):
+    # 10 000 calls of up to 16 MiB each would be 160 GB: past its byte bound a call is dropped.
+    release = threading.Event()
+    recorder = Recorder(upstream.url, store, lambda job: release.wait(10), queue_bytes_limit=1024 * 1024)
+    proxy = start_proxy(upstream.url, recorder)
+    client = client_of(proxy.url)
+    session = client.open()
+    client.fetch(session, client.run(session, "INSERT INTO t SELECT 1"))
+    time.sleep(0.2)  # the worker is in the hand-over now
+    padding = "x" * (300 * 1024)
+    for _ in range(6):
+        client.run(session, f"CREATE TABLE t (x INT) COMMENT '{padding}'")
+    assert recorder.dropped >= 3 and recorder.pending() <= 4
+    release.set()
+    assert recorder.wait_idle(10)
