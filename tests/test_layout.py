@@ -308,20 +308,54 @@ def test_exceptions_a_user_can_read_live_in_the_one_error_module():
     assert set(INTERNAL_EXCEPTIONS) <= set(found)  # a class listed and since gone: drop it from the list
 
 
+def _misnamed_loggers(module: str, tree: ast.Module) -> list[str]:
+    """``getLogger(…)`` calls of ``tree`` whose name is another module's: a `planlineage.…`
+    literal, an f-string with such a head, or a module-level constant bound to one."""
+    constants = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    misnamed = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "getLogger":
+            literal = node.args[0] if node.args else None
+            text = literal.value if isinstance(literal, ast.Constant) else None
+            if isinstance(literal, ast.Name):
+                text = constants.get(literal.id)  # LOGGER = "planlineage.emitter"; getLogger(LOGGER)
+            if isinstance(literal, ast.JoinedStr) and isinstance(literal.values[0], ast.Constant):
+                text = literal.values[0].value  # f"planlineage.x.{...}": its literal head
+            if isinstance(text, str) and text.startswith("planlineage") and text != module:
+                misnamed.append(f"{module}: getLogger({text!r})")
+    return misnamed
+
+
 def test_loggers_are_named_by_their_module():
     """``getLogger(__name__)`` (logging or planlineage.lazylog): a literal `planlineage.…` name is
     another module's (`planlineage.emitter` was used by ten modules that are not the emitter)."""
-    misnamed = []
-    for name, tree in _module_trees().items():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "getLogger":
-                literal = node.args[0] if node.args else None
-                text = literal.value if isinstance(literal, ast.Constant) else None
-                if isinstance(literal, ast.JoinedStr) and isinstance(literal.values[0], ast.Constant):
-                    text = literal.values[0].value  # f"planlineage.x.{...}": its literal head
-                if isinstance(text, str) and text.startswith("planlineage") and text != name:
-                    misnamed.append(f"{name}: getLogger({text!r})")
-    assert misnamed == []
+    assert [m for name, tree in _module_trees().items() for m in _misnamed_loggers(name, tree)] == []
+
+
+def test_the_logger_scan_sees_another_modules_name_however_it_is_spelled():
+    source = """
+import logging
+from planlineage import lazylog
+LOGGER = "planlineage.emitter"
+OWN = "planlineage.lifecycle.runs"
+a = logging.getLogger("planlineage.emitter")
+b = lazylog.getLogger(LOGGER)
+c = logging.getLogger(f"planlineage.emitter.{__name__}")
+d = logging.getLogger(__name__)
+e = logging.getLogger(OWN)
+"""
+    found = _misnamed_loggers("planlineage.lifecycle.runs", ast.parse(source))
+    assert sorted(found) == [
+        "planlineage.lifecycle.runs: getLogger('planlineage.emitter')",
+        "planlineage.lifecycle.runs: getLogger('planlineage.emitter')",
+        "planlineage.lifecycle.runs: getLogger('planlineage.emitter.')",
+    ]
 
 
 #: The one module that picks an engine by its name (``--engine``, a compile job's ``engine``).
