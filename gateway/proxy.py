@@ -341,6 +341,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _write_head(self, status: int, reason: str, headers, body: bytes | None) -> None:
         lines = [f"{self.protocol_version} {status} {reason}\r\n".encode("latin-1", "replace")]
         lines += [f"{name}: {value}\r\n".encode("latin-1", "replace") for name, value in headers]
+        if self.request_version == "HTTP/1.0" and not self.close_connection:
+            # It asked to keep the connection: an HTTP/1.0 client keeps it only when told so.
+            lines.append(b"Connection: keep-alive\r\n")
         lines.append(b"\r\n")
         if body:
             lines.append(body)

@@ -246,3 +246,38 @@ def test_a_gateway_that_is_down_leaves_a_kept_alive_client_connection_usable_aft
         assert second.status == 502 and "cannot be reached" in json.loads(second.read())["errors"][0]
     finally:
         client.close()
+
+
+def _read_to_end(sock: socket.socket) -> bytes:
+    data = b""
+    while piece := sock.recv(65536):
+        data += piece
+    return data
+
+
+def test_an_http_1_0_client_gets_a_streamed_answer_close_delimited(upstream, plain_proxy):
+    host, port = plain_proxy.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"GET /stream HTTP/1.0\r\nHost: whoever\r\n\r\n")
+        data = _read_to_end(sock)  # the proxy closes the connection at the answer's end
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert b"Transfer-Encoding" not in head and b" 200 " in head.split(b"\r\n")[0]
+    assert body == b"".join(f"piece {i}\n".encode() for i in range(5))
+
+
+def test_an_http_1_0_client_asking_keep_alive_is_told_its_connection_is_kept(upstream, plain_proxy):
+    # An HTTP/1.0 client keeps its connection only when the answer says so (the gateway's does).
+    host, port = plain_proxy.url.removeprefix("http://").split(":")
+    call = b"GET /v1/info HTTP/1.0\r\nHost: whoever\r\nConnection: keep-alive\r\n\r\n"
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        for _ in range(2):
+            sock.sendall(call)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += sock.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = int(next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))[15:])
+            while len(body) < length:
+                body += sock.recv(65536)
+            assert b"\r\nConnection: keep-alive" in head
+            assert json.loads(body)["version"] == "2.3.0"
