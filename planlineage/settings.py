@@ -341,9 +341,6 @@ class Settings:
     def get(self, key: str) -> str | None:
         return self.source(key)[0]
 
-    def get_bool(self, key: str) -> bool:
-        return parse_bool(self.get(key))
-
     def set(self, key: str, value: str) -> str:
         value = normalize(key, value)
         if self._shared_key(key):

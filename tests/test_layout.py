@@ -501,7 +501,7 @@ SETTINGS_KEY_READS_ALLOWED = {
     # on the command line), not this process's settings.
     ("planlineage.doctor.sources", "lineage.rules"),
 }
-_SETTINGS_READERS = {"get", "get_bool", "source"}
+_SETTINGS_READERS = {"get", "source"}
 
 
 def _setting_key(node: ast.AST, constants: dict[str, str]) -> str | None:
@@ -515,7 +515,7 @@ def _setting_key(node: ast.AST, constants: dict[str, str]) -> str | None:
 def test_settings_are_read_by_key_only_in_the_settings_modules():
     """Every other module reads a setting as an attribute of planlineage.config.Config (built once
     by Settings.config()): never `settings.get("lineage.…")`, `values["lineage.…"]`, a key kept in
-    a constant, or any `settings.get(…)` / `.get_bool(…)` / `.source(…)` of a Settings."""
+    a constant, or any `settings.get(…)` / `.source(…)` of a Settings."""
     trees = _module_trees()
     constants = {  # NAME = "lineage.…" anywhere in the product: a key read through it is a key read
         target.id: node.value.value

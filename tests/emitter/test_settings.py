@@ -31,7 +31,7 @@ def test_defaults_without_a_store(store):
     settings = Settings(store, environ={})
     assert settings.get("lineage.namespace") == "planlineage"
     assert settings.get("lineage.transport") == "gravitino"
-    assert settings.get_bool("lineage.flink-listener") is False
+    assert settings.config().flink_listener is False
     assert settings.get("lineage.address") is None
     assert settings.configured() is False
     assert settings.list()["lineage.namespace"] == ("planlineage", "default")
@@ -59,7 +59,7 @@ def test_env_overrides_store(store):
     settings = Settings(store, environ=env)
     assert settings.get("lineage.address") == "http://from-env:8090"
     assert settings.source("lineage.address") == ("http://from-env:8090", "env")
-    assert settings.get_bool("lineage.flink-listener") is True
+    assert settings.config().flink_listener is True  # "on", from the environment
 
 
 def test_env_override_from_process_environment(store, monkeypatch):
