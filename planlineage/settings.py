@@ -66,10 +66,6 @@ def _check_key(key: str) -> Setting:
     return setting
 
 
-def parse_bool(value: str | None) -> bool:
-    return (value or "").strip().lower() in _TRUE
-
-
 def normalize(key: str, value: str) -> str:
     """The value as stored, or :class:`SettingError`."""
     setting = _check_key(key)
