@@ -54,7 +54,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from planlineage import engines
 from planlineage.clock import utc_now
@@ -221,8 +221,10 @@ class Service:
         # A compile that starts its own JVM (Spark's) takes a place in the pool too (its slot is
         # never asked to compile, so it starts no Flink planner).
         engine = engines.get(job.get("engine"))
-        version = job.get("flink_version") if engine.pooled_compiler else f"{engine.name}-{job.get('spark_version')}"
-        return self._pool_for(job).acquire(version)
+        version = cast("str | None", job.get(engine.version_field))  # flink_version, spark_version, ...
+        if engine.pooled_compiler:
+            return self._pool_for(job).acquire(version)
+        return self._pool_for(job).acquire(f"{engine.name}-{version}", own_jvm=True)
 
     def _compile(self, job: CompileJob) -> None:
         """Compiles a job in a pool place (waiting for one), which it gives back after."""

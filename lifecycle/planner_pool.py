@@ -83,7 +83,10 @@ class PlannerPool:
         """How many jobs the pool compiles at once."""
         return self.size * self.threads
 
-    def acquire(self, version: str | None) -> _Slot:
+    def acquire(self, version: str | None, *, own_jvm: bool = False) -> _Slot:
+        """A place for a compile of ``version`` (a Flink version; another engine's ``<name>-<version>``).
+        ``own_jvm``: the compile starts a JVM of its own (an engine without a pooled compiler,
+        Spark's): its place is one job, not one JVM's threads."""
         with self._cond:
             while True:
                 for slot in self._slots:
@@ -91,18 +94,16 @@ class PlannerPool:
                         slot.users += 1
                         return slot
                 if len(self._slots) < self.size:
-                    return self._hand(self._new(version))
+                    return self._hand(self._new(version, own_jvm))
                 idle = [s for s in self._slots if s.users == 0]
                 if idle:  # room for this version: stop the longest-idle one of another
                     self._slots.remove(idle[0])
                     idle[0].close()
-                    return self._hand(self._new(version))
+                    return self._hand(self._new(version, own_jvm))
                 self._cond.wait()
 
-    def _new(self, version: str | None) -> _Slot:
-        # A Spark compile starts a JVM of its own per job: its place is one job, not one JVM's threads.
-        spark = (version or "").startswith("spark-")
-        return _Slot(version, self._on_start, 1 if spark else self.threads)
+    def _new(self, version: str | None, own_jvm: bool) -> _Slot:
+        return _Slot(version, self._on_start, 1 if own_jvm else self.threads)
 
     def _hand(self, slot: _Slot) -> _Slot:
         slot.users = 1

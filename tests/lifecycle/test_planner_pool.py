@@ -52,10 +52,51 @@ def test_another_version_waits_for_the_jvm_to_be_idle_then_replaces_it():
 
 def test_a_spark_place_is_one_job_as_each_spark_compile_starts_its_own_jvm():
     pool = planner_pool.PlannerPool(1, lambda pid: None, threads=2)
-    first = pool.acquire("spark-3.5")
+    first = pool.acquire("spark-3.5", own_jvm=True)
     assert first.threads == 1 and _taken_within(pool, "spark-3.5", 0.3) is None
     pool.release(first)
     pool.close()
+
+
+def test_a_place_is_one_job_for_any_engine_whose_compile_starts_its_own_jvm_not_by_its_name():
+    """The pool is told whether a compile starts its own JVM (the engine's `pooled_compiler`); it
+    used to guess it from a `spark-` prefix, which a third engine's key would not have."""
+    pool = planner_pool.PlannerPool(2, lambda pid: None, threads=2)
+    own = pool.acquire("hive-3.1", own_jvm=True)
+    assert own.threads == 1
+    shared = pool.acquire("1.20")
+    assert shared.threads == 2
+    pool.release(own)
+    pool.release(shared)
+    pool.close()
+
+
+class _Pool:
+    def __init__(self):
+        self.asked = []
+
+    def acquire(self, version, *, own_jvm=False):
+        self.asked.append((version, own_jvm))
+
+
+def test_the_service_keys_a_compile_by_its_engines_own_version_field(monkeypatch):
+    """A compile job's version is read from its engine's field (`flink_version`, `spark_version`,
+    a third engine's own), and only a pooled compiler shares a planner JVM."""
+    from types import SimpleNamespace
+
+    third = SimpleNamespace(name="hive", pooled_compiler=False, version_field="hive_version")
+    known = {"hive": third}
+    real = compile_service.engines.get
+    monkeypatch.setattr(compile_service.engines, "get", lambda name=None: known.get(name) or real(name))
+    pool = _Pool()
+    service = SimpleNamespace(_pool_for=lambda job: pool)
+    for job in (
+        {"engine": "hive", "hive_version": "3.1", "spark_version": "3.5"},
+        {"engine": "spark", "spark_version": "4.0"},
+        {"engine": "flink", "flink_version": "1.20"},
+    ):
+        compile_service.Service._slot_for(service, job)
+    assert pool.asked == [("hive-3.1", True), ("spark-4.0", True), ("1.20", False)]
 
 
 def test_the_compile_service_runs_as_many_compile_threads_as_its_jvms_take(tmp_path):
