@@ -218,8 +218,7 @@ class Service:
         """The pool place a job compiles in (None: nothing to compile, the run is abandoned)."""
         if job.get("error") is not None:
             return None
-        # A compile that starts its own JVM (Spark's) takes a place in the pool too (its slot is
-        # never asked to compile, so it starts no Flink planner).
+        # A compile starting its own JVM (Spark's) takes a place too, never asked to compile.
         engine = engines.get(job.get("engine"))
         version = cast("str | None", job.get(engine.version_field))  # flink_version, spark_version, ...
         if engine.pooled_compiler:
