@@ -34,6 +34,7 @@ unknown for ``lost_grace`` seconds (``DEFAULT_LOST_GRACE``, 300 s, as the watche
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.error
 import urllib.parse
@@ -111,10 +112,17 @@ class JobManager:
 
     def __init__(self, url: str, timeout: float = REQUEST_TIMEOUT) -> None:
         self.url, self.timeout = clean_url(url), timeout
-        self._full = url.strip().rstrip("/") if "://" in url else "http://" + url.strip().rstrip("/")
+        full = url.strip().rstrip("/") if "://" in url else "http://" + url.strip().rstrip("/")
+        parts = urllib.parse.urlsplit(full)
+        self._headers = {"Accept": "application/json"}
+        if parts.username is not None:  # a JobManager behind Basic authentication (urllib asks no userinfo)
+            secret = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+            self._headers["Authorization"] = "Basic " + base64.b64encode(secret.encode()).decode("ascii")
+            full = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        self._full = full
 
     def _get(self, path: str) -> Any:
-        request = urllib.request.Request(self._full + path, headers={"Accept": "application/json"})
+        request = urllib.request.Request(self._full + path, headers=self._headers)
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                 return json.loads(answer.read() or b"null")

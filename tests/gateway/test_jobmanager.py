@@ -267,3 +267,35 @@ def test_the_watch_loop_follows_in_any_thread_and_names_the_jobmanagers_rest_api
     assert "back to normal: the JobManager REST API is readable again" in lines
     assert not any("database" in line for line in lines)
     assert [e for e, _, _ in told(store)] == ["RUNNING"]
+
+
+def test_a_jobmanager_address_with_credentials_is_asked_with_them_and_shown_without(jm):
+    import base64
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    jm.add("a" * 32, "job")
+    assert jobmanager.JobManager(jm.url.replace("://", "://flink:s3cr%40t@")).overview().keys() == {"a" * 32}
+    seen: list[str | None] = []
+
+    class Guarded(BaseHTTPRequestHandler):  # a JobManager behind Basic authentication
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Guarded)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(SourceError) as refused:
+            jobmanager.JobManager(f"http://flink:s3cr%40t@127.0.0.1:{server.server_address[1]}").overview()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["Basic " + base64.b64encode(b"flink:s3cr@t").decode()]
+    assert "401" in str(refused.value) and "s3cr" not in str(refused.value)
+
