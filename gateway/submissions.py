@@ -137,9 +137,10 @@ class Lineage:
             if self._stop is not None:
                 return
             if self._configured():
-                urls = set(self._remembered_jobmanagers())
-                if self.jobmanager_url:
-                    urls.add(self.jobmanager_url)
+                # --jobmanager first: it may hold the credentials the remembered address (stored
+                # without them) lacks, and the first follower made for an address is the one kept.
+                urls = [self.jobmanager_url] if self.jobmanager_url else []
+                urls += self._remembered_jobmanagers()
                 for url in urls:
                     self._follower(url)  # before the loop: it starts once, with all of them
             self._stop = threading.Event()

@@ -299,3 +299,28 @@ def test_a_jobmanager_address_with_credentials_is_asked_with_them_and_shown_with
     assert seen == ["Basic " + base64.b64encode(b"flink:s3cr@t").decode()]
     assert "401" in str(refused.value) and "s3cr" not in str(refused.value)
 
+
+def test_a_restarted_proxy_follows_a_remembered_jobmanager_with_the_credentials_given(jm, tmp_path):
+    from planlineage.gateway.submissions import Lineage
+
+    store = Store(tmp_path / "state.db")
+    Settings(store).set("lineage.address", "http://127.0.0.1:9/")
+    given = jm.url.replace("://", "://flink:s3cret@")
+    store.write(
+        lambda c: (
+            ledger._ensure(c),
+            c.execute(
+                "INSERT INTO watch_jobs (source, job_key, state, job_id, run_job_id, lost_since, lost_sent) "
+                "VALUES (?, 'gateway:x', NULL, 'x', 'r', NULL, 0)",
+                (jobmanager.source_key(jm.url),),  # stored without its credentials
+            ),
+        )
+    )
+    for _ in range(5):  # whatever order a set would have given
+        side = Lineage(store, Settings(store), given, say=lambda line: None, interval=60)
+        side.start_following()
+        try:
+            (follower,) = side._followers.values()
+            assert follower.source._headers.get("Authorization", "").startswith("Basic ")
+        finally:
+            side.stop()
