@@ -157,8 +157,14 @@ def _main(argv: list[str] | None) -> int:
 def failed(error: PlanlineageError) -> int:
     """The one place an error a command ended with becomes what the user reads and the exit code:
     one line on stderr (the message says what was wrong and what to do), the code its class
-    chooses (planlineage.errors). No command catches these to say them itself."""
-    print(f"planlineage: {error}", file=sys.stderr)
+    chooses (planlineage.errors). No command catches these to say them itself. A message may carry
+    a driver's or a platform's text: every secret in it is masked and every control character
+    escaped (a terminal escape from a database), line by line."""
+    from planlineage.printable import visible
+    from planlineage.registry.secrets import redact_text
+
+    shown = "\n".join(visible(line) for line in redact_text(str(error)).split("\n"))
+    print(f"planlineage: {shown}", file=sys.stderr)
     return error.exit_code
 
 

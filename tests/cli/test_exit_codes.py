@@ -84,3 +84,17 @@ def test_watch_with_an_unusable_store_says_it_in_one_line_not_a_traceback(home, 
     err = capsys.readouterr().err
     assert err.startswith("planlineage: PLANLINEAGE_STORE: store URL scheme 'mysql' is not supported")
     assert err.count("\n") == 1
+
+
+def test_the_one_line_an_error_ends_with_hides_secrets_and_escapes_control_characters(capsys):
+    """cli.main.failed says every command's errors: a driver's or a platform's text in a message
+    (a store URL with its password, an option's value, a terminal escape from a database) is
+    masked and escaped there, as the watcher's own lines were before it said its store errors."""
+    from planlineage.cli.main import failed
+
+    error = StoreError("state store postgresql://lineage:s3cret@db:5432/x: FATAL password=hunter2 \x1b[2J\nnext")
+    assert failed(error) == ExitCode.STORE
+    said = capsys.readouterr().err
+    assert "s3cret" not in said and "hunter2" not in said and "\x1b" not in said
+    assert said.startswith("planlineage: state store postgresql://lineage:") and "db:5432/x" in said
+    assert said.count("\n") == 2 and said.endswith("next\n")  # its lines kept, each escaped
