@@ -3,6 +3,6 @@
 `planner/` is Flink's as `spark/` is Spark's: the same parts under the same names (provision,
 child, request, walk, naming, columns), its facts and stages behind the one engine interface in
 `engine.py` (:class:`planlineage.engine.Engine`), composed by :func:`planlineage.pipeline.extract`
-through `extract.py`; its versions are the data files of `flink-versions/`. The folder keeps the
+through `stages.py`; its versions are the data files of `flink-versions/`. The folder keeps the
 design card's name.
 """

@@ -1,5 +1,5 @@
 """The Flink engine (:class:`planlineage.engine.Engine`): its names, versions and facts, and its
-stages, whose work is in this package (:mod:`planlineage.planner.extract` composes them).
+stages, whose work is in this package (:mod:`planlineage.planner.stages` composes them).
 
 Imported by the engine picker on every path that asks an engine anything, `submit` included:
 nothing here imports more than the version default until a stage runs.
@@ -73,12 +73,12 @@ class FlinkEngine:
         return statements
 
     def compile(self, statements, script: str, job: ExtractJob):
-        from planlineage.planner.extract import compile_script
+        from planlineage.planner.stages import compile_script
 
         return compile_script(statements, script, job)
 
     def lineage(self, compiled, job: ExtractJob):
-        from planlineage.planner.extract import lineage_of
+        from planlineage.planner.stages import lineage_of
 
         return lineage_of(compiled, job)
 

@@ -1,5 +1,5 @@
 """The Spark engine (:class:`planlineage.engine.Engine`): its names, versions and facts, and its
-stages, whose work is in this package (:mod:`planlineage.spark.extract` composes them).
+stages, whose work is in this package (:mod:`planlineage.spark.stages` composes them).
 
 Imported by the engine picker on every path that asks an engine anything: nothing here imports
 more than the version default until a stage runs.
@@ -61,7 +61,7 @@ class SparkEngine:
 
     def secret_options(self, sql: str) -> dict[str, str]:
         from planlineage.pipeline import script_options
-        from planlineage.spark.extract import spark_options
+        from planlineage.spark.stages import spark_options
 
         options = script_options(sql)  # TBLPROPERTIES ('k' = 'v')
         options.update(spark_options(sql))  # OPTIONS (password 'x'): no '=' for the other reader to see
@@ -73,12 +73,12 @@ class SparkEngine:
         return sql_script.split(script)
 
     def compile(self, statements, script: str, job: ExtractJob):
-        from planlineage.spark.extract import compile_script
+        from planlineage.spark.stages import compile_script
 
         return compile_script(statements, script, job)
 
     def lineage(self, compiled, job: ExtractJob):
-        from planlineage.spark.extract import lineage_from
+        from planlineage.spark.stages import lineage_from
 
         return lineage_from(compiled, job)
 

@@ -132,3 +132,23 @@ def test_a_changed_spark_version_file_provisions_the_version_again():
     other_hash = dataclasses.replace(spark, requirements=(spark.requirements[0][:-1] + "0", *spark.requirements[1:]))
     other_builder = dataclasses.replace(spark, build_requirements=())
     assert len({provision._fingerprint(v) for v in (spark, other_hash, other_builder)}) == 3
+
+
+def test_the_public_extract_functions_stay_functions_once_every_stage_is_imported():
+    """``from planlineage.spark import extract`` (docs/spark-sql.md) is the function: a submodule
+    of the package named ``extract`` would replace it as soon as anything imported that module
+    (the engine does, on its first compile), and the documented call would raise
+    "'module' object is not callable"."""
+    code = (
+        "import importlib, pkgutil, planlineage.spark, planlineage.planner\n"
+        "for package in (planlineage.spark, planlineage.planner):\n"
+        "    for info in pkgutil.iter_modules(package.__path__):\n"
+        "        if info.name != 'child':\n"
+        "            importlib.import_module(f'{package.__name__}.{info.name}')\n"
+        "from planlineage.spark import extract\n"
+        "import planlineage.pipeline\n"
+        "print(callable(extract), callable(planlineage.pipeline.extract))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]

@@ -10,7 +10,7 @@ from gravitino_server import validate
 
 from planlineage.document import ColumnInput, ColumnTransformation, Dataset, JobLineage
 from planlineage.emitter import events as ev
-from planlineage.planner.extract import attach_columns
+from planlineage.planner.stages import attach_columns
 
 RUN = "01900000-0000-7000-8000-000000000001"
 D = "default_catalog.default_database."

@@ -13,7 +13,7 @@ import pytest
 
 from planlineage.errors import ExitCode
 from planlineage.lifecycle import compile_service, job_files, planner_pool, runner, sql_facet
-from planlineage.planner.extract import _compile_error
+from planlineage.planner.stages import _compile_error
 from planlineage.script import split
 from planlineage.store.sqlite import Store
 

@@ -19,7 +19,7 @@ from fixture_cases import lacks, param, version_key
 from planlineage.document import ColumnInput, JobLineage, SinkLineage
 from planlineage.flink_versions import supported
 from planlineage.planner.columns import HANDLERS, column_lineage, row_names
-from planlineage.planner.extract import attach_columns
+from planlineage.planner.stages import attach_columns
 from planlineage.planner.walk import node_kind
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

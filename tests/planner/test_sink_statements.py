@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from planlineage import pipeline
 from planlineage import script as sql_script
-from planlineage.planner import extract as flink_extract
+from planlineage.planner import stages as flink_extract
 from planlineage.planner.sink_statements import script_writes
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

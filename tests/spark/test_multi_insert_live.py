@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from planlineage import script as sql_script
-from planlineage.spark.extract import lineage_of
 from planlineage.spark.request import build_request
+from planlineage.spark.stages import lineage_of
 
 from .conftest import VERSION
 

@@ -10,8 +10,8 @@ import pytest
 from planlineage import script as sql_script
 from planlineage.pipeline import ExtractError
 from planlineage.spark import extract
-from planlineage.spark.extract import lineage_of
 from planlineage.spark.request import build_request
+from planlineage.spark.stages import lineage_of
 
 from .conftest import VERSION
 

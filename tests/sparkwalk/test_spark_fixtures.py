@@ -11,7 +11,7 @@ import pytest
 
 from planlineage import script as sql_script
 from planlineage.pipeline import ExtractError
-from planlineage.spark.extract import lineage_of
+from planlineage.spark.stages import lineage_of
 from planlineage.spark.versions import SUPPORTED
 
 SPARK = Path(__file__).parent.parent / "fixtures" / "spark"

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from planlineage import script
-from planlineage.spark.extract import lineage_of
+from planlineage.spark.stages import lineage_of
 from planlineage.spark.trimmers import DISABLED, PACKAGE
 
 HERE = Path(__file__).parent / "recorded"

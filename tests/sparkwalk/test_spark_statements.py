@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from planlineage import script as sql_script
-from planlineage.spark.extract import lineage_of
+from planlineage.spark.stages import lineage_of
 
 SPARK = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
 
