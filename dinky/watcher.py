@@ -39,6 +39,7 @@ from planlineage.watch.ledger import Snap
 from planlineage.watch.loop import PlatformWatcher
 from planlineage.watch.records import JobSeen
 from planlineage.watch.transitions import replayed
+from planlineage.watch.url import Target
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Options:
 
 
 @dataclass
-class Watcher(PlatformWatcher):
+class Watcher(PlatformWatcher[Target, Source]):
     options: Options = field(default_factory=Options)  # in the base's place: the 4th argument
 
     platform = PLATFORM

@@ -35,6 +35,7 @@ unknown for ``lost_grace`` seconds (``DEFAULT_LOST_GRACE``, 300 s, as the watche
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import urllib.error
 import urllib.parse
@@ -47,7 +48,7 @@ from planlineage.clock import format_time
 from planlineage.emitter.run_ids import TERMINAL_EVENT_TYPES
 from planlineage.errors import SourceError
 from planlineage.lifecycle import runs, spool
-from planlineage.lifecycle.run_rows import read_run
+from planlineage.lifecycle.run_rows import RunRecord, read_run
 from planlineage.watch import DEFAULT_LOST_GRACE, ledger
 from planlineage.watch.ledger import Snap
 from planlineage.watch.loop import PlatformWatcher
@@ -184,7 +185,7 @@ class Options:
 
 
 @dataclass
-class Follower(PlatformWatcher):
+class Follower(PlatformWatcher[JobManagerTarget, JobManager]):
     """Follows the gateway's jobs at one JobManager; one poll per :func:`planlineage.watch.loop`
     round (under the store's leadership ``gateway-jobmanager:<url>``: several proxies on one store
     poll it once)."""
@@ -220,7 +221,7 @@ class Follower(PlatformWatcher):
         if spool.waiting(self.store):
             runs.replay_spooled(self.store)
         for key, (run_id, job_id, job_name) in list(self.kept.items()):
-            run = self.store.read(lambda conn, key=key: read_run(conn, key))
+            run = self.store.read(functools.partial(_run_of, key=key))
             if run is None or run.run_id != run_id:
                 if not spool.waiting(self.store):
                     del self.kept[key]  # lineage is off now, or a later run replaced it: nothing to follow
@@ -262,13 +263,7 @@ class Follower(PlatformWatcher):
             job_id = key[len(JOB_KEY_PREFIX) :]
             if job_id not in known:
                 continue
-            self.store.write(
-                lambda conn, key=key, job_id=job_id, run_id=run_id: conn.execute(
-                    "INSERT INTO watch_jobs (source, job_key, state, job_id, run_job_id, lost_since, lost_sent) "
-                    "VALUES (?, ?, NULL, ?, ?, NULL, 0) ON CONFLICT DO NOTHING",
-                    (self.key, key, job_id, run_id),
-                )
-            )
+            self.store.write(functools.partial(_adopt, source=self.key, key=key, job_id=job_id, run_id=run_id))
 
     def poll(self) -> None:
         """One look at the JobManager; raises :class:`SourceError` when it cannot be reached."""
@@ -340,3 +335,16 @@ class Follower(PlatformWatcher):
         # read: a store away is the loop's StoreError (backoff), never a run taken for gone.
         run = self.store.read(lambda conn: read_run(conn, key))
         return run if run is not None and run.run_id == snap.run_job_id else None
+
+
+def _run_of(conn, key: str) -> RunRecord | None:
+    return read_run(conn, key)
+
+
+def _adopt(conn, source: str, key: str, job_id: str, run_id: str) -> None:
+    """Follow an open gateway run that has no follow row yet (a row another node wrote wins)."""
+    conn.execute(
+        "INSERT INTO watch_jobs (source, job_key, state, job_id, run_job_id, lost_since, lost_sent) "
+        "VALUES (?, ?, NULL, ?, ?, NULL, 0) ON CONFLICT DO NOTHING",
+        (source, key, job_id, run_id),
+    )

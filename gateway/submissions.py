@@ -48,7 +48,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from planlineage.emitter.run_ids import new_run_id
 from planlineage.errors import StoreError
@@ -265,7 +265,7 @@ class Lineage:
         )
         return run_id
 
-    def _flink_version(self, submitted: JobSubmitted, job_id: str) -> str | None | bool:
+    def _flink_version(self, submitted: JobSubmitted, job_id: str) -> str | None | Literal[False]:
         """The minor version to compile with (None: planlineage's default), or False (said) when
         planlineage provides no such Flink."""
         from planlineage.errors import ProvisionError

@@ -50,6 +50,7 @@ from planlineage.watch.connection import Source
 from planlineage.watch.ledger import Snap
 from planlineage.watch.loop import PlatformWatcher
 from planlineage.watch.records import JobSeen
+from planlineage.watch.url import Target
 
 if TYPE_CHECKING:
     from planlineage.config import Config
@@ -87,7 +88,7 @@ def selection(apps: str) -> str | frozenset[str]:
 
 
 @dataclass
-class Watcher(PlatformWatcher):
+class Watcher(PlatformWatcher[Target, Source]):
     options: Options = field(default_factory=Options)  # in the base's place: the 4th argument
 
     platform = PLATFORM

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from planlineage.emitter import outbox
 from planlineage.errors import SourceError, StoreError
@@ -19,13 +19,29 @@ from planlineage.lifecycle import compile_service, delivery, drop_reasons, runne
 from planlineage.settings import Settings
 from planlineage.store.sqlite import Store
 from planlineage.watch import ledger, transitions
-from planlineage.watch.connection import Source
 from planlineage.watch.records import JobSeen
-from planlineage.watch.url import Target
+
+
+class Place(Protocol):
+    """What a watcher polls, as the loop's lines name it: the database address, the JobManager."""
+
+    def key(self) -> str: ...
+
+    def masked(self) -> str: ...
+
+
+class Polled(Protocol):
+    """The watcher's open connection to it (the loop closes it after an outage)."""
+
+    def close(self) -> None: ...
+
+
+TargetT = TypeVar("TargetT", bound=Place)
+SourceT = TypeVar("SourceT", bound=Polled)
 
 
 @dataclass
-class PlatformWatcher:
+class PlatformWatcher(Generic[TargetT, SourceT]):
     """The parts of a watcher that do not depend on its platform: the base of each platform's
     ``Watcher`` (``streampark.watcher``, ``dinky.watcher``, ``gateway.jobmanager.Follower``), which
     redefines ``options`` with its platform's and sets ``source`` and ``key`` when it is made.
@@ -35,14 +51,14 @@ class PlatformWatcher:
 
     polled: ClassVar[str] = "database"
 
-    target: Target
+    target: TargetT
     store: Store
     settings: Settings
     options: Any = None  # the platform's options: ``verbose`` is read here
     say: Callable[[str], None] = print
     clock: Callable[[], float] = time.time
 
-    source: Source = field(init=False, repr=False)
+    source: SourceT = field(init=False, repr=False)
     key: str = field(init=False, default="")  # the source key of the watcher's ledger rows
     _said: set[str] = field(init=False, repr=False, default_factory=set)
 
