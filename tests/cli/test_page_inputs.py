@@ -133,6 +133,9 @@ def test_ui_serves_the_scripts_of_a_folder(cli):
         cwd=cli.tmp,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C reaches it even when the tests run in the background of a non-interactive shell,
+        # which starts them with SIGINT ignored (and Python keeps an inherited SIG_IGN).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         url = None

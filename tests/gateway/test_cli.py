@@ -35,6 +35,9 @@ class Command:
             text=True,
             cwd=cwd,
             env=dict(os.environ),
+            # Ctrl-C reaches it even when the tests run in the background of a non-interactive
+            # shell, which starts them with SIGINT ignored (and Python keeps an inherited SIG_IGN).
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.lines: list[str] = []
         deadline = time.monotonic() + 60

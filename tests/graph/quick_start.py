@@ -49,7 +49,12 @@ def run(cwd: Path, env: dict[str, str], timeout: float = 600) -> dict[str, str]:
 
 
 def _served(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> str:
-    process = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C reaches it even when the tests run in the background of a non-interactive shell, which
+    # starts them with SIGINT ignored (and Python keeps an inherited SIG_IGN).
+    process = subprocess.Popen(
+        command, cwd=cwd, env=env, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     try:
         end = time.monotonic() + timeout
         url = None
