@@ -28,7 +28,7 @@ from typing import Any
 
 from planlineage.errors import UnreadableInput
 
-from .sources import FileEvents, _connect_read_only, iter_events
+from .sources import FileEvents, _connect_read_only, iter_events, unreadable_store
 
 FLINK_JOB_FACET = "flink_job"  # openlineage-flink's FlinkJobDetailsFacet (FLINK_JOB_FACET_KEY)
 
@@ -229,10 +229,7 @@ def read_state(reported: Reported, store_path: Path | None = None) -> None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as error:
-        raise UnreadableInput(
-            f"state database {path} cannot be read ({error}); the doctor only reads it: the next lifecycle "
-            "command that uses it (e.g. `planlineage flush`) moves a corrupt store aside and starts a fresh one"
-        ) from None
+        raise unreadable_store(path, error) from None
 
 
 def _read_shared(reported: Reported) -> None:

@@ -333,6 +333,14 @@ class StateRuns:
     runs: int = 0
 
 
+def unreadable_store(path, error: sqlite3.DatabaseError) -> UnreadableInput:
+    """A state database the doctor cannot read, and what mends it."""
+    return UnreadableInput(
+        f"state database {path} cannot be read ({error}); the doctor only reads it: the next lifecycle "
+        "command that uses it (e.g. `planlineage flush`) moves a corrupt store aside and starts a fresh one"
+    )
+
+
 def _connect_read_only(path: Path) -> sqlite3.Connection:
     """A connection that cannot write and leaves no file behind.
 
@@ -374,10 +382,7 @@ def read_state(store_path: Path | None = None) -> StateRuns:
         finally:
             conn.close()
     except sqlite3.DatabaseError as error:
-        raise UnreadableInput(
-            f"state database {path} cannot be read ({error}); the doctor only reads it: the next lifecycle "
-            "command that uses it (e.g. `planlineage flush`) moves a corrupt store aside and starts a fresh one"
-        ) from None
+        raise unreadable_store(path, error) from None
     from planlineage.settings import Settings
 
     if not stored:  # settings live in their own file next to the store (a version-1 store held them)

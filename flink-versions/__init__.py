@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
+
+from planlineage.version_files import described
 
 
 @dataclass(frozen=True)
@@ -24,17 +24,15 @@ class FlinkVersion:
 @functools.cache  # the files ship with the package: read once per process, not once per job
 def supported() -> dict[str, FlinkVersion]:
     """Every described version, keyed by minor version, oldest first (shared: do not modify)."""
-    found = {}
-    for entry in resources.files(__name__).iterdir():
-        if entry.name.endswith(".toml"):
-            data = tomllib.loads(entry.read_text(encoding="utf-8"))
-            minor = entry.name[: -len(".toml")]
-            found[minor] = FlinkVersion(
-                minor=minor,
-                version=data["version"],
-                requirements=tuple(data["requirements"]),
-                batch_compiled_plan=bool(data["batch_compiled_plan"]),
-                java_options=tuple(data.get("java_options", ())),
-                build_requirements=tuple(data.get("build_requirements", ())),
-            )
-    return dict(sorted(found.items(), key=lambda item: tuple(int(p) for p in item[0].split("."))))
+    return described(__name__, _flink)
+
+
+def _flink(minor: str, data: dict) -> FlinkVersion:
+    return FlinkVersion(
+        minor=minor,
+        version=data["version"],
+        requirements=tuple(data["requirements"]),
+        batch_compiled_plan=bool(data["batch_compiled_plan"]),
+        java_options=tuple(data.get("java_options", ())),
+        build_requirements=tuple(data.get("build_requirements", ())),
+    )

@@ -4,9 +4,9 @@ way `planlineage.flink_versions` reads Flink's: a new version is one more file."
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
+
+from planlineage.version_files import described
 
 
 @dataclass(frozen=True)
@@ -23,15 +23,13 @@ class SparkVersion:
 @functools.cache  # the files ship with the package: read once per process, not once per job
 def supported() -> dict[str, SparkVersion]:
     """Every described version, keyed by minor version, oldest first (shared: do not modify)."""
-    found = {}
-    for entry in resources.files(__name__).iterdir():
-        if entry.name.endswith(".toml"):
-            data = tomllib.loads(entry.read_text(encoding="utf-8"))
-            minor = entry.name[: -len(".toml")]
-            found[minor] = SparkVersion(
-                minor=minor,
-                version=data["version"],
-                requirements=tuple(data["requirements"]),
-                build_requirements=tuple(data.get("build_requirements", ())),
-            )
-    return dict(sorted(found.items(), key=lambda item: tuple(int(p) for p in item[0].split("."))))
+    return described(__name__, _spark)
+
+
+def _spark(minor: str, data: dict) -> SparkVersion:
+    return SparkVersion(
+        minor=minor,
+        version=data["version"],
+        requirements=tuple(data["requirements"]),
+        build_requirements=tuple(data.get("build_requirements", ())),
+    )
