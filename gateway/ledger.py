@@ -1,18 +1,20 @@
 """The proxy's sessions in the state store (tables of store step 10), so a restarted proxy, or
 another proxy behind the same balancer, continues a session and never hands a job over twice.
 
-``gateway_sessions(gateway, session → properties JSON, opened, created)`` — a session the proxy
-saw; ``opened`` is 0 when its first call seen was not the opening one (a session opened before
-the proxy stood in front of the gateway: its properties are unknown).
+``gateway_sessions(gateway, session → properties JSON, opened, created, used)`` — a session the
+proxy saw; ``opened`` is 0 when its first call seen was not the opening one (a session opened before
+the proxy stood in front of the gateway: its properties are unknown); ``used``: when a call naming
+it was last seen (by any proxy sharing the store, written at most once a minute per proxy).
 ``gateway_statements(gateway, session, seq → kind, statement, operation, recorded)`` — what the
 session ran, in order: ``configure`` (configure-session), ``statement``, ``script`` (v4).
 ``gateway_jobs_seen(job_id → gateway, session, operation, seen)`` — job ids handed over; kept
-after the session closes (a late fetch of a closed session's result must not hand it again).
+while their session is kept, and for the retention after it closed or was forgotten.
 
 Each function is one piece of work inside the caller's transaction (``store.write(fn)``), written
 in the SQL both backends understand (:mod:`planlineage.store.dialect`).  The statements are kept
 raw, as the lifecycle's compile jobs keep theirs (the compile needs them), in the private store;
-a session's rows are deleted when it closes.
+a session's rows are deleted when it closes, or when it was not used for the retention
+(:func:`forget_unused`: a client that never closed it).
 """
 
 from __future__ import annotations
@@ -31,18 +33,19 @@ class Script(NamedTuple):
 
 def open_session(conn: Any, gateway: str, session: str, properties: dict[str, str], at: float) -> None:
     conn.execute(
-        "INSERT INTO gateway_sessions (gateway, session, properties, opened, created) VALUES (?, ?, ?, 1, ?) "
+        "INSERT INTO gateway_sessions (gateway, session, properties, opened, created, used) "
+        "VALUES (?, ?, ?, 1, ?, ?) "
         "ON CONFLICT (gateway, session) DO UPDATE SET properties = excluded.properties, opened = 1",
-        (gateway, session, json.dumps(properties, sort_keys=True), at),
+        (gateway, session, json.dumps(properties, sort_keys=True), at, at),
     )
 
 
 def append(conn: Any, gateway: str, session: str, kind: str, statement: str, operation: str | None, at: float) -> int:
     """Add a statement at the end of the session's (creating a session first seen here); its seq."""
     conn.execute(
-        "INSERT INTO gateway_sessions (gateway, session, properties, opened, created) VALUES (?, ?, '{}', 0, ?) "
-        "ON CONFLICT (gateway, session) DO NOTHING",
-        (gateway, session, at),
+        "INSERT INTO gateway_sessions (gateway, session, properties, opened, created, used) "
+        "VALUES (?, ?, '{}', 0, ?, ?) ON CONFLICT (gateway, session) DO NOTHING",
+        (gateway, session, at, at),
     )
     row = conn.execute(
         "SELECT COALESCE(MAX(seq), 0) FROM gateway_statements WHERE gateway = ? AND session = ?", (gateway, session)
@@ -112,6 +115,37 @@ def release_job(conn: Any, job_id: str) -> None:
 def close_session(conn: Any, gateway: str, session: str) -> None:
     conn.execute("DELETE FROM gateway_statements WHERE gateway = ? AND session = ?", (gateway, session))
     conn.execute("DELETE FROM gateway_sessions WHERE gateway = ? AND session = ?", (gateway, session))
+
+
+def mark_used(conn: Any, gateway: str, used: dict[str, float]) -> None:
+    """Note when each session (``session → at``) was last used; a session not kept is left so
+    (the recorder adds it when it next runs a statement, as a session first seen then)."""
+    for session, at in used.items():
+        conn.execute(
+            "UPDATE gateway_sessions SET used = ? WHERE gateway = ? AND session = ? AND used < ?",
+            (at, gateway, session, at),
+        )
+
+
+def forget_unused(conn: Any, before: float) -> tuple[int, int]:
+    """Forget every session (of any gateway) last used before ``before``, with its statements, and
+    the job ids handed over before it whose session is no longer kept; ``(sessions, job ids)``.
+
+    A job id goes only once its session is gone: a later fetch of its result then finds no
+    statement that started it (:func:`script_until` is None), so it is never handed over again.
+    A session still in use keeps its job ids, however old (a client may fetch an old result)."""
+    conn.execute(
+        "DELETE FROM gateway_statements WHERE EXISTS (SELECT 1 FROM gateway_sessions s WHERE "
+        "s.gateway = gateway_statements.gateway AND s.session = gateway_statements.session AND s.used < ?)",
+        (before,),
+    )
+    sessions = conn.execute("DELETE FROM gateway_sessions WHERE used < ? RETURNING session", (before,)).fetchall()
+    jobs = conn.execute(
+        "DELETE FROM gateway_jobs_seen WHERE seen < ? AND NOT EXISTS (SELECT 1 FROM gateway_sessions s "
+        "WHERE s.gateway = gateway_jobs_seen.gateway AND s.session = gateway_jobs_seen.session) RETURNING job_id",
+        (before,),
+    ).fetchall()
+    return len(sessions), len(jobs)
 
 
 def jobs_seen(conn: Any) -> set[str]:

@@ -22,6 +22,9 @@ class Call(Enum):
     RESULT = "result"  # GET /sessions/{sh}/operations/{oh}/result/{token}: may hold the job id
     STATUS = "status"  # GET /sessions/{sh}/operations/{oh}/status: ERROR when the statement failed
     INFO = "info"  # GET /info: the gateway's Flink version
+    # Any other call naming a session (heartbeat, get-session, complete-statement, an operation's
+    # cancel or close): only that the session is still in use (its retention, see the recorder).
+    SESSION_USED = "session-used"
 
 
 class Classified(NamedTuple):
@@ -55,6 +58,8 @@ _SHAPES: dict[str, tuple[tuple[re.Pattern[str], Call], ...]] = {
         (re.compile(rf"{_VERSION}/info/?"), Call.INFO),
     ),
 }
+#: The last shape tried, for every method: any other path under one session.
+_SESSION_USED = re.compile(rf"{_VERSION}/sessions/(?P<session>{_HANDLE})(?:/.*)?")
 #: Calls whose request body the recorder reads (the others' bodies are passed on unread).
 READS_REQUEST_BODY = frozenset({Call.OPEN_SESSION, Call.CONFIGURE_SESSION, Call.STATEMENT, Call.SCRIPT})
 
@@ -62,11 +67,8 @@ READS_REQUEST_BODY = frozenset({Call.OPEN_SESSION, Call.CONFIGURE_SESSION, Call.
 def classify(method: str, target: str) -> Classified | None:
     """The call a request makes (``target``: the request line's path and query), or None for a
     call the recorder does not read."""
-    shapes = _SHAPES.get(method.upper())
-    if not shapes:
-        return None
     path = target.split("?", 1)[0].split("#", 1)[0]
-    for pattern, call in shapes:
+    for pattern, call in (*_SHAPES.get(method.upper(), ()), (_SESSION_USED, Call.SESSION_USED)):
         match = pattern.fullmatch(path)
         if match:
             groups = match.groupdict()

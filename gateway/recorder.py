@@ -12,7 +12,13 @@ session (:mod:`planlineage.gateway.ledger`, in the state store):
   a :class:`~planlineage.gateway.records.JobSubmitted` (the statements up to that operation's,
   the properties, the gateway's Flink version asked once from ``GET /v1/info``) handed to
   ``on_job``, once per job id, across restarts and proxies sharing the store;
-* ``DELETE /sessions/{sh}`` ends the session's record.
+* ``DELETE /sessions/{sh}`` ends the session's record;
+* when each session was last used (any call naming it: a statement, a fetch, a heartbeat), noted
+  in the store at most once a minute; a session unused for the retention
+  (``lineage.gateway-session-retention``) is forgotten with its statements, checked every few
+  minutes: a client that never closed it (it crashed, the gateway expired it) leaves no raw SQL
+  behind for longer than that.  A call for a forgotten session passes as any other; its next
+  statement starts it again as a session first seen after it was opened.
 
 Order holds because the gateway's clients wait for a statement's answer (its operation handle)
 before they fetch its result, and the proxy records a call before it passes the answer on.
@@ -43,6 +49,12 @@ QUEUE_LIMIT = 10_000
 QUEUE_BYTES_LIMIT = 256 * 1024 * 1024
 _ANSWERED_KEPT = 100_000
 _STATEMENT_KINDS = {Call.CONFIGURE_SESSION: "configure", Call.STATEMENT: "statement", Call.SCRIPT: "script"}
+#: Seconds between writes of when the sessions were last used (one write for all of them).
+USED_WRITE_SECONDS = 60.0
+#: Seconds between looks for sessions unused for the retention.
+PRUNE_SECONDS = 300.0
+#: Default retention of an unused session, seconds (``lineage.gateway-session-retention``).
+RETENTION_SECONDS = 86400.0
 _STATEMENT_FIELDS = {Call.CONFIGURE_SESSION: "statement", Call.STATEMENT: "statement", Call.SCRIPT: "script"}
 
 
@@ -72,6 +84,8 @@ class Recorder:
         *,
         queue_limit: int = QUEUE_LIMIT,
         queue_bytes_limit: int = QUEUE_BYTES_LIMIT,
+        retention: float = RETENTION_SECONDS,
+        clock: Callable[[], float] = time.time,
     ):
         self.gateway = gateway
         self.store = store
@@ -81,6 +95,11 @@ class Recorder:
         self.dropped = 0  # calls not recorded because the queue was full
         self._handed: set[str] = set()  # job ids known handed over (skips the store on later pages)
         self._answered: dict[str, None] = {}  # operations whose result came (in order, the oldest dropped)
+        self.retention = retention
+        self._clock = clock
+        self._used: dict[str, float] = {}  # session -> when last used, not yet written
+        self._used_written = clock()
+        self._pruned = float("-inf")  # a (re)started proxy looks at once
         self._queue: queue.Queue[Exchange | None] = queue.Queue(maxsize=queue_limit)
         self._bytes_limit = queue_bytes_limit
         self._queued_bytes = 0  # the bodies' bytes on the queue, under _bytes_lock
@@ -94,6 +113,8 @@ class Recorder:
     def record(self, exchange: Exchange) -> None:
         if self._stopping:
             return
+        if exchange.call.call is Call.SESSION_USED:  # only its session is read: no body held
+            exchange = exchange._replace(request_body=None, response_body=None)
         size = _size(exchange)
         try:
             with self._bytes_lock:
@@ -139,10 +160,16 @@ class Recorder:
 
     def _work(self) -> None:
         while True:
-            exchange = self._queue.get()
+            try:
+                exchange = self._queue.get(timeout=USED_WRITE_SECONDS)
+            except queue.Empty:
+                self._maintain()
+                continue
             if exchange is None:
+                self._write_used()
                 return
             if isinstance(exchange, _Marker):
+                self._maintain()
                 exchange.done.set()
                 continue
             size = _size(exchange)
@@ -158,9 +185,50 @@ class Recorder:
                     exchange.call.session or "-",
                     _one_line(error),
                 )
+            self._maintain()
+
+    def _maintain(self) -> None:
+        """Write when the sessions were last used, and forget the unused ones, when it is time."""
+        now = self._clock()
+        if self._used and now - self._used_written >= USED_WRITE_SECONDS:
+            self._write_used()
+        if now - self._pruned < PRUNE_SECONDS:
+            return
+        self._pruned = now
+        self._write_used()  # a session in use, not yet written, must not look unused
+        try:
+            sessions, jobs = self.store.write(lambda c: ledger.forget_unused(c, now - self.retention))
+        except Exception as error:
+            log.warning("planlineage gateway: could not forget the unused sessions: %s", _one_line(error))
+            return
+        if sessions or jobs:
+            log.info(
+                "planlineage gateway: forgot %d session(s) unused for %.0f s, and %d job id(s) handed over before",
+                sessions,
+                self.retention,
+                jobs,
+            )
+
+    def _write_used(self) -> None:
+        self._used_written = self._clock()
+        if not self._used:
+            return
+        used, self._used = self._used, {}
+        try:
+            self.store.write(lambda c: ledger.mark_used(c, self.gateway, used))
+        except Exception as error:  # kept for the next write; newer uses win
+            self._used = {**used, **self._used}
+            log.warning("planlineage gateway: could not note when sessions were last used: %s", _one_line(error))
 
     def _apply(self, exchange: Exchange) -> None:
         call, status = exchange.call, exchange.status
+        if call.session and 200 <= status < 300:  # the gateway still knows it: in use
+            if call.call is Call.CLOSE_SESSION:
+                self._used.pop(call.session, None)
+            else:
+                self._used[call.session] = self._clock()
+        if call.call is Call.SESSION_USED:
+            return
         if call.call is Call.INFO:
             if 200 <= status < 300 and self.version is None:
                 self.version = answers.flink_version(exchange.response_body)

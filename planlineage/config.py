@@ -55,6 +55,7 @@ class Limits(NamedTuple):
     retry_backoff: float = 2.0  # seconds before a refused event is sent again (doubles)
     retry_attempts: int = 10  # attempts before a refused event is parked
     retry_max_age: float = 86400.0  # seconds of refusals before an event is parked
+    gateway_session_retention: float = 86400.0  # gateway: seconds an unused session's statements are kept
 
     @classmethod
     def read(cls, value) -> Limits:
@@ -81,6 +82,7 @@ class Limits(NamedTuple):
             retry_backoff=at_least_zero("lineage.retry-backoff"),
             retry_attempts=max(1, int(at_least_zero("lineage.retry-attempts"))),
             retry_max_age=at_least_zero("lineage.retry-max-age"),
+            gateway_session_retention=positive("lineage.gateway-session-retention"),
         )
 
     def history_threads_or_cores(self) -> int:

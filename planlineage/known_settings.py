@@ -85,6 +85,12 @@ SETTINGS: dict[str, Setting] = {
         Setting("lineage.retry-backoff", "2", "seconds before a refused event is sent again (doubles)", number=True),
         Setting("lineage.retry-attempts", "10", "attempts before a refused event is parked", number=True),
         Setting("lineage.retry-max-age", "86400", "seconds of refusals before an event is parked", number=True),
+        Setting(
+            "lineage.gateway-session-retention",
+            "86400",
+            "seconds `planlineage gateway` keeps a session no call used",
+            number=True,
+        ),
         Setting("lineage.ui-token", None, "token `planlineage ui` requires beyond loopback", secret=True, local=True),
     )
 }

@@ -144,6 +144,7 @@ _GATEWAY_TABLES = (
         properties TEXT NOT NULL DEFAULT '{{}}',
         opened     INTEGER NOT NULL DEFAULT 1,
         created    {float} NOT NULL,
+        used       {float} NOT NULL DEFAULT 0,
         PRIMARY KEY (gateway, session)
     )""",
     """CREATE TABLE IF NOT EXISTS gateway_statements (

@@ -128,6 +128,8 @@ class FakeSqlGateway:
             return handler._json(200, {"sessionHandle": str(uuid.uuid4())})
         if len(rest) == 2 and rest[0] == "sessions" and handler.command == "DELETE":
             return handler._json(200, {"status": "CLOSED"})
+        if len(rest) == 3 and rest[2] == "heartbeat":
+            return handler._json(200, {})
         if len(rest) == 3 and rest[2] == "configure-session":
             return handler._json(200, {})
         if len(rest) == 3 and rest[2] in ("statements", "scripts"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import time
 
 import pytest
 from databases import postgres_server
@@ -75,3 +76,36 @@ def test_two_proxies_on_one_postgresql_store_share_sessions_and_hand_each_job_ov
     assert c.call("DELETE", f"/sessions/{session}")[0] == 200
     assert restarted.recorder.wait_idle(10)
     assert store.rows("SELECT * FROM gateway_statements") == []
+
+
+def test_on_a_shared_store_a_session_used_through_another_proxy_is_kept(upstream, pg_store, start_proxy, client_of):
+    """Proxy a looks for unused sessions; the one used through proxy b alone stays, the idle one
+    goes with its statements and its job id (the real PostgreSQL, the recorders' clock injected)."""
+    url, store = pg_store
+    day, now = 86400.0, [time.time()]
+
+    def clock() -> float:
+        return now[0]
+
+    proxies = {
+        name: start_proxy(
+            upstream.url, Recorder(upstream.url, PostgresStore(url, store.home), [].append, retention=day, clock=clock)
+        )
+        for name in ("a", "b")
+    }
+    a, b = client_of(proxies["a"].url), client_of(proxies["b"].url)
+    used, idle = a.open(), a.open()
+    for session in (used, idle):
+        a.run(session, "CREATE TABLE t (x INT) WITH ('connector' = 'blackhole')")
+        a.fetch(session, a.run(session, "INSERT INTO t SELECT 1"))
+    assert proxies["a"].recorder.wait_idle(10)
+    assert len(store.read(ledger.jobs_seen)) == 2
+
+    now[0] += day - 3600
+    assert b.call("POST", f"/sessions/{used}/heartbeat")[0] == 200
+    assert proxies["b"].recorder.wait_idle(10)
+    now[0] += 7200
+    assert proxies["a"].recorder.wait_idle(10)
+    assert [row["session"] for row in store.rows("SELECT session FROM gateway_sessions")] == [used]
+    assert {row["session"] for row in store.rows("SELECT session FROM gateway_statements")} == {used}
+    assert {row["session"] for row in store.rows("SELECT session FROM gateway_jobs_seen")} == {used}
