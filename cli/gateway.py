@@ -93,7 +93,9 @@ def _lineage(upstream, args):
         on_job, stop = lineage_side(store, settings, args.jobmanager)
     except StoreError as error:  # fail-open: the clients are served all the same
         return None, f"lineage off: the state store cannot be used ({error}); a plain proxy, nothing recorded", _nothing
-    recorder = Recorder(upstream.url, store, on_job, upstream.ask_version)
+    recorder = Recorder(
+        upstream.url, store, on_job, upstream.ask_version, retention=config.limits.gateway_session_retention
+    )
     where = f"; job states from {args.jobmanager}" if args.jobmanager else ""
     return recorder, f"lineage on: {config.target()}; sessions kept in {store.describe()}{where}", stop
 
