@@ -75,7 +75,7 @@ def test_the_picker_and_the_engines_facts_load_none_of_their_stages():
         "print(sorted(m for m in sys.modules if m.startswith('planlineage')))\n"
         "print('typing' in sys.modules, 'dataclasses' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     modules, slow = result.stdout.splitlines()
     assert ast.literal_eval(modules) == [
@@ -139,16 +139,20 @@ def test_the_public_extract_functions_stay_functions_once_every_stage_is_importe
     of the package named ``extract`` would replace it as soon as anything imported that module
     (the engine does, on its first compile), and the documented call would raise
     "'module' object is not callable"."""
+    # The modules of this checkout's engine folders (an installed copy may hold files an earlier
+    # install left behind, which are not this code's).
+    modules = [
+        f"planlineage.{folder}.{path.stem}"
+        for folder in ("spark", "planner")
+        for path in sorted((Path(__file__).resolve().parents[1] / folder).glob("*.py"))
+        if path.stem != "__init__"
+    ]
     code = (
-        "import importlib, pkgutil, planlineage.spark, planlineage.planner\n"
-        "for package in (planlineage.spark, planlineage.planner):\n"
-        "    for info in pkgutil.iter_modules(package.__path__):\n"
-        "        if info.name != 'child':\n"
-        "            importlib.import_module(f'{package.__name__}.{info.name}')\n"
+        f"import importlib\nfor name in {modules!r}:\n    importlib.import_module(name)\n"
         "from planlineage.spark import extract\n"
         "import planlineage.pipeline\n"
         "print(callable(extract), callable(planlineage.pipeline.extract))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True"]
