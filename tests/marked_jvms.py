@@ -12,8 +12,8 @@ def command_line(pid: int) -> list[str]:
     return (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace").split("\0")
 
 
-def marked_jvms(heap: str) -> list[int]:
-    """The processes whose command line caps the heap at ``heap`` (``777m``)."""
+def processes_where(matches) -> list[int]:
+    """The running processes whose command line (its arguments) ``matches``."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -21,9 +21,14 @@ def marked_jvms(heap: str) -> list[int]:
                 argv = command_line(int(entry.name))
             except OSError:
                 continue
-            if f"-Xmx{heap}" in argv:
+            if matches(argv):
                 found.append(int(entry.name))
     return found
+
+
+def marked_jvms(heap: str) -> list[int]:
+    """The processes whose command line caps the heap at ``heap`` (``777m``)."""
+    return processes_where(lambda argv: f"-Xmx{heap}" in argv)
 
 
 def wait_until(condition, timeout: float) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from marked_jvms import command_line
+from marked_jvms import processes_where
 
 MARKER_PROPERTY = "planlineage.test.gateway_live"
 
@@ -91,15 +91,7 @@ def java() -> str:
 def marked_pids(run_id: str) -> list[int]:
     """The processes started with ``-D{MARKER_PROPERTY}={run_id}`` that are still alive."""
     flag = f"-D{MARKER_PROPERTY}={run_id}"
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if flag in command_line(int(entry.name)):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
+    return processes_where(lambda argv: flag in argv)
 
 
 def port_is_free(port: int) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from gateway_cluster import LiveFlink, free_port
 from gravitino_server import GravitinoTestServer
-from marked_jvms import command_line
+from marked_jvms import processes_where
 
 # The heap cap of the planner JVMs the proxy's compiles start: no other JVM of the test run uses
 # it, so the session's end finds and stops them (tests/marked_jvms.py).
@@ -112,16 +112,7 @@ class Proxy:
     def helpers(self) -> list[int]:
         """The processes started for this proxy's home that are still alive."""
         home = str(self.work / "home")
-        found = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    argv = command_line(int(entry.name))
-                except OSError:
-                    continue
-                if "--home" in argv and home in argv:
-                    found.append(int(entry.name))
-        return found
+        return processes_where(lambda argv: "--home" in argv and home in argv)
 
 
 def outputs(event: dict[str, Any]) -> set[tuple[str, str]]:
