@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import sqlite3
 
 import psycopg
 import pytest
 from composite_backends import assert_each_once_in_run_order, composite, queue_runs, run_payloads
 from gravitino_server import GravitinoTestServer
+from old_stores import postgres_at, sqlite_at
 
 from planlineage.emitter import outbox
 from planlineage.emitter.backends import open_backends
@@ -53,14 +53,7 @@ def _old_rows() -> tuple[list[dict], list[dict], list[tuple]]:
 
 
 def _old_sqlite_store(path) -> list:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None)
-    for version, _text, statements in migrations.steps_after(0, "sqlite"):
-        if version > OLD_VERSION:
-            break
-        for statement in statements:
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {OLD_VERSION}")
+    conn = sqlite_at(path, OLD_VERSION)
     pending, parked, rows = _old_rows()
     conn.executemany(_OLD_ROW, rows)
     conn.close()
@@ -69,18 +62,7 @@ def _old_sqlite_store(path) -> list:
 
 def _old_postgres_store(pg_url) -> list:
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("CREATE SCHEMA planlineage")
-        conn.execute("SET search_path TO planlineage")
-        conn.execute(
-            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
-            "applied TEXT NOT NULL, node TEXT NOT NULL)"
-        )
-        for version, text, statements in migrations.steps_after(0, "postgresql"):
-            if version > OLD_VERSION:
-                break
-            for statement in statements:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version VALUES (%s, %s, 'then', 'old-node')", (version, text))
+        postgres_at(conn, OLD_VERSION)
         pending, parked, rows = _old_rows()
         with conn.cursor() as cursor:
             cursor.executemany(_OLD_ROW.replace("?", "%s"), rows)

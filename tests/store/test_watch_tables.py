@@ -4,10 +4,9 @@ platform-neutral names, and the watcher's ledger continues from them."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import psycopg
 import pytest
+from old_stores import postgres_at, sqlite_at
 
 from planlineage.store import migrations
 from planlineage.store.postgres import PostgresStore
@@ -32,14 +31,7 @@ _STEP_8_ROWS = (
 
 
 def _sqlite_at_step_8(path) -> Store:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None)
-    for version, _text, statements in migrations.steps_after(0, "sqlite"):
-        if version > BEFORE:
-            break
-        for statement in statements:
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {BEFORE}")
+    conn = sqlite_at(path, BEFORE)
     for insert, rows in _STEP_8_ROWS:
         conn.executemany(insert, rows)
     conn.close()
@@ -48,18 +40,7 @@ def _sqlite_at_step_8(path) -> Store:
 
 def _postgres_at_step_8(pg_url, home) -> PostgresStore:
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("CREATE SCHEMA planlineage")
-        conn.execute("SET search_path TO planlineage")
-        conn.execute(
-            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
-            "applied TEXT NOT NULL, node TEXT NOT NULL)"
-        )
-        for version, text, statements in migrations.steps_after(0, "postgresql"):
-            if version > BEFORE:
-                break
-            for statement in statements:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version VALUES (%s, %s, 'then', 'old-node')", (version, text))
+        postgres_at(conn, BEFORE)
         with conn.cursor() as cursor:
             for insert, rows in _STEP_8_ROWS:
                 cursor.executemany(insert.replace("?", "%s"), rows)
