@@ -8,8 +8,8 @@ import os
 from planlineage.config import SCRIPT_MAX_BYTES, SQL_FACET_MAX_BYTES, Config, defaults
 from planlineage.settings import Settings
 
-TOKEN = "gravitino-token-0123456789"
-UI_TOKEN = "ui-token-abcdefghijklmnop"
+TOKEN = "FAKE-gravitino-token-0123456789"
+UI_TOKEN = "FAKE-ui-token-abcdefghijklmnop"
 
 
 def test_the_typed_settings_say_what_the_keys_say(store):

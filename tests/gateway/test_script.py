@@ -172,10 +172,10 @@ def test_a_v4_script_is_one_entry_whose_sinks_are_the_job_and_whose_other_statem
 
 def test_a_statement_quoted_in_a_message_has_its_secret_masked_even_where_it_is_cut():
     # Cut at 80 characters inside the value, the password would escape a masking done afterwards.
-    query = "SELECT * FROM orders_of_the_eu_region_xx /*+ OPTIONS('password'='hunter2secretvalue') */"
+    query = "SELECT * FROM orders_of_the_eu_region_xx /*+ OPTIONS('password'='FAKE-hunter2-value') */"
     with pytest.raises(NotReportable) as refused:
         build([query])
     assert "hunter2" not in str(refused.value) and "OPTIONS(" in str(refused.value)
-    jar = "ADD JAR '/nowhere/connector.jar?token=abcdefghijklmnopqrstuvwxyz&password=hunter2secretvalue&x=1'"
+    jar = "ADD JAR '/nowhere/connector.jar?token=abcdefghijklmnopqrstuvwxyz&password=FAKE-hunter2-value&x=1'"
     job = build([jar, "INSERT INTO t SELECT 1"], readable=lambda path, mode: False)
     assert job.warnings and not any("hunter2" in w for w in job.warnings)
